@@ -1,0 +1,238 @@
+//! The command layer: parse arguments, run one command, map the outcome to an exit code.
+
+use crate::site::{find_root, BuildOptions, Site};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "hdlc",
+    version,
+    about = "Builds the course book How Deep Learning Computes"
+)]
+struct Cli {
+    /// Book root (the folder with paths.yaml); default: the current folder or the nearest parent with one.
+    #[arg(long, global = true)]
+    root: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Load, validate, measure what is missing, render and write the book into book/html.
+    Build {
+        /// Never use the GPU, even if one is present: draw from kernels/results/.
+        #[arg(long)]
+        no_gpu: bool,
+        /// Write the book here instead of book/html.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Load and validate only: every problem with file:line and a hint.
+    Check,
+    /// Build, serve the book on localhost and rebuild with live reload when sources change.
+    Serve {
+        #[arg(long, default_value_t = 3000)]
+        port: u16,
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+    },
+    /// The concept graph: counts, or DOT with --dot.
+    Graph {
+        #[arg(long)]
+        dot: bool,
+    },
+    /// Run the GPU benchmarks and update kernels/results/.
+    Bench {
+        /// Families to run (comma-separated); default: all.
+        #[arg(long, value_delimiter = ',')]
+        families: Vec<String>,
+        /// Re-measure even when results for the same cache key exist.
+        #[arg(long)]
+        force: bool,
+        /// Fail when any variant fails to compile or verify.
+        #[arg(long)]
+        strict: bool,
+    },
+}
+
+/// Entry point used by `main`.
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    let root = match cli
+        .root
+        .clone()
+        .or_else(|| std::env::current_dir().ok().and_then(|d| find_root(&d)))
+    {
+        Some(r) => r,
+        None => {
+            eprintln!("error: no paths.yaml in this folder or any parent; run from the book's root or pass --root");
+            return ExitCode::from(2);
+        }
+    };
+    match cli.command {
+        Command::Check => check(&root),
+        Command::Build { no_gpu, out } => build(
+            &root,
+            BuildOptions {
+                use_gpu: !no_gpu,
+                out_dir: out,
+                ..BuildOptions::default()
+            },
+        ),
+        Command::Serve { port, host } => crate::serve::serve(&root, &host, port),
+        Command::Graph { dot } => graph(&root, dot),
+        Command::Bench {
+            families,
+            force,
+            strict,
+        } => bench(&root, families, force, strict),
+    }
+}
+
+/// Print diagnostics and a one-line tally; true when there were errors.
+pub fn report(site: &Site) -> bool {
+    for d in site.diags.sorted() {
+        eprintln!("{d}");
+    }
+    let (e, w) = (site.diags.error_count(), site.diags.warning_count());
+    if e + w > 0 {
+        eprintln!("{e} error(s), {w} warning(s)");
+    }
+    e > 0
+}
+
+fn check(root: &std::path::Path) -> ExitCode {
+    let site = Site::load(root);
+    if report(&site) {
+        return ExitCode::FAILURE;
+    }
+    println!(
+        "ok: {} cards, {} paths ({})",
+        site.book.cards.len(),
+        site.book.paths.len(),
+        site.timing_line()
+    );
+    ExitCode::SUCCESS
+}
+
+fn build(root: &std::path::Path, opts: BuildOptions) -> ExitCode {
+    let mut site = Site::load(root);
+    if report(&site) {
+        eprintln!("build stopped: fix the errors above (the previous book was left in place)");
+        return ExitCode::FAILURE;
+    }
+    match site.build(&opts) {
+        Ok(rep) => {
+            for n in &rep.notes {
+                println!("{n}");
+            }
+            println!(
+                "built {} pages into {} ({})",
+                rep.pages,
+                rep.out_dir.display(),
+                site.timing_line()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            report(&site);
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn graph(root: &std::path::Path, dot: bool) -> ExitCode {
+    let site = Site::load(root);
+    if report(&site) {
+        return ExitCode::FAILURE;
+    }
+    let g = &site.graph.graph;
+    if dot {
+        println!("digraph cards {{\n  rankdir=LR;");
+        for n in g.node_indices() {
+            let id = &g[n];
+            let title = site
+                .book
+                .card(id)
+                .map(|c| c.title.replace('"', "'"))
+                .unwrap_or_default();
+            println!("  \"{id}\" [label=\"{title}\"];");
+        }
+        for e in g.edge_indices() {
+            let (a, b) = g.edge_endpoints(e).expect("edge has endpoints");
+            println!("  \"{}\" -> \"{}\";", g[a], g[b]);
+        }
+        for p in &site.book.paths {
+            for w in p.stations.windows(2) {
+                println!(
+                    "  \"{}\" -> \"{}\" [color=\"{}\", style=dashed, constraint=false];",
+                    w[0], w[1], p.color
+                );
+            }
+        }
+        println!("}}");
+    } else {
+        let on_paths = site
+            .book
+            .paths
+            .iter()
+            .filter(|p| !p.stations.is_empty())
+            .count();
+        let interchanges = site
+            .book
+            .cards
+            .iter()
+            .filter(|c| crate::graph::stops(&site.book, &c.id).len() > 1)
+            .count();
+        println!("cards: {}", g.node_count());
+        println!("requires edges: {}", g.edge_count());
+        println!(
+            "paths: {} ({} with stations, {} planned)",
+            site.book.paths.len(),
+            on_paths,
+            site.book.paths.iter().filter(|p| p.planned).count()
+        );
+        println!("interchange stations: {interchanges}");
+        println!(
+            "roots (no prerequisites): {}",
+            g.node_indices()
+                .filter(|&n| g
+                    .neighbors_directed(n, petgraph::Direction::Incoming)
+                    .count()
+                    == 0)
+                .count()
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+fn bench(root: &std::path::Path, families: Vec<String>, force: bool, strict: bool) -> ExitCode {
+    let opts = crate::measure::MeasureOptions {
+        root: root.to_path_buf(),
+        families,
+        force,
+        strict,
+        progress: true,
+        use_gpu: true,
+    };
+    match crate::measure::measure(&opts) {
+        Ok(m) => {
+            for n in &m.notes {
+                println!("{n}");
+            }
+            if m.local_device.is_none() {
+                eprintln!("error: no GPU found; nothing was measured");
+                return ExitCode::FAILURE;
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! What a ```` ```figure ```` block in a card may ask for, and its checking.
+//!
+//! Kept apart from rendering so that `check` can reject an unknown benchmark or view without
+//! drawing anything.
+
+use serde::Deserialize;
+
+/// A figure request as written in a card.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FigureSpec {
+    /// Benchmark family whose measured results are drawn.
+    pub bench: String,
+    /// Which view: ladder, roofline, scaling, table.
+    #[serde(default = "default_show")]
+    pub show: String,
+    /// Optional caption text shown above the provenance line.
+    #[serde(default)]
+    pub caption: Option<String>,
+    /// Optional problem size to draw (e.g. 4096 for sgemm); default is the family's largest.
+    #[serde(default)]
+    pub size: Option<u64>,
+}
+
+fn default_show() -> String {
+    "ladder".into()
+}
+
+/// Benchmark families a card may draw.
+pub const BENCHES: &[&str] = &[
+    "bandwidth",
+    "transpose",
+    "reduction",
+    "softmax",
+    "rmsnorm",
+    "gemv",
+    "sgemm",
+];
+/// Views of a benchmark family.
+pub const VIEWS: &[&str] = &["ladder", "roofline", "scaling", "table"];
+
+/// Parse and check a figure block body. Errors are (line offset within the block, message, hint).
+pub fn parse(body: &str) -> Result<FigureSpec, (usize, String, String)> {
+    let spec: FigureSpec = serde_yaml_ng::from_str(body).map_err(|e| {
+        let line = e.location().map(|l| l.line()).unwrap_or(1);
+        let msg = e.to_string();
+        let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+        (
+            line,
+            format!("figure block: {msg}"),
+            "a figure block holds `bench:`, `show:` and optionally `caption:` and `size:`"
+                .to_string(),
+        )
+    })?;
+    if !BENCHES.contains(&spec.bench.as_str()) {
+        return Err((
+            line_of(body, "bench"),
+            format!("unknown benchmark `{}`", spec.bench),
+            format!("known benchmarks: {}", BENCHES.join(", ")),
+        ));
+    }
+    if !VIEWS.contains(&spec.show.as_str()) {
+        return Err((
+            line_of(body, "show"),
+            format!("unknown figure view `{}`", spec.show),
+            format!("known views: {}", VIEWS.join(", ")),
+        ));
+    }
+    Ok(spec)
+}
+
+fn line_of(body: &str, key: &str) -> usize {
+    body.lines()
+        .position(|l| l.trim_start().starts_with(&format!("{key}:")))
+        .map(|i| i + 1)
+        .unwrap_or(1)
+}

@@ -1,0 +1,18 @@
+//! How Deep Learning Computes — the generator.
+//!
+//! The pipeline runs one way: `load → validate → measure → render → write`, one module a stage.
+//! `site` strings the stages together and times each one; `cli` is the thin command layer.
+
+pub mod cli;
+pub mod diag;
+pub mod figspec;
+pub mod graph;
+pub mod load;
+pub mod markup;
+pub mod measure;
+pub mod model;
+pub mod render;
+pub mod serve;
+pub mod site;
+pub mod validate;
+pub mod write;

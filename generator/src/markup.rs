@@ -1,0 +1,155 @@
+//! The parts of a card body the generator acts on: `card:` links, `$…$` math and `figure`
+//! blocks, each with its byte range in the card file.
+//!
+//! Why one scanner: validation checks these pieces and rendering rewrites them; both must see
+//! exactly the same pieces, so both call [`scan`] (parsed once by pulldown-cmark with offsets).
+
+use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+use std::ops::Range;
+
+/// pulldown-cmark options matching what mdBook enables, plus math.
+pub fn options() -> Options {
+    Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_HEADING_ATTRIBUTES
+        | Options::ENABLE_MATH
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Piece {
+    /// `[text](card:id#anchor)`; `range` is the byte range of the `card:id` target text.
+    CardLink {
+        id: String,
+        anchor: Option<String>,
+        range: Range<usize>,
+    },
+    /// `$…$` (display false) or `$$…$$` (display true); `range` covers the delimiters.
+    Math {
+        latex: String,
+        display: bool,
+        range: Range<usize>,
+    },
+    /// A fenced ```` ```figure ```` block; `body` is its YAML, `range` covers the fences.
+    Figure { body: String, range: Range<usize> },
+}
+
+impl Piece {
+    pub fn range(&self) -> &Range<usize> {
+        match self {
+            Piece::CardLink { range, .. }
+            | Piece::Math { range, .. }
+            | Piece::Figure { range, .. } => range,
+        }
+    }
+}
+
+/// Scan a body. `base` is the byte offset of `body` inside its file, added to every range so
+/// that ranges (and the lines computed from them) refer to the file.
+pub fn scan(body: &str, base: usize) -> Vec<Piece> {
+    let mut pieces = Vec::new();
+    let mut figure: Option<(String, Range<usize>)> = None;
+    for (event, range) in Parser::new_ext(body, options()).into_offset_iter() {
+        match event {
+            Event::Start(Tag::Link { dest_url, .. }) if dest_url.starts_with("card:") => {
+                let target = &dest_url["card:".len()..];
+                let (id, anchor) = match target.split_once('#') {
+                    Some((i, a)) => (i.to_string(), Some(a.to_string())),
+                    None => (target.to_string(), None),
+                };
+                // Locate the literal target text inside the link's source.
+                let src = &body[range.clone()];
+                let at = src
+                    .rfind(dest_url.as_ref())
+                    .map(|i| range.start + i)
+                    .unwrap_or(range.start);
+                pieces.push(Piece::CardLink {
+                    id,
+                    anchor,
+                    range: base + at..base + at + dest_url.len(),
+                });
+            }
+            Event::InlineMath(latex) => pieces.push(Piece::Math {
+                latex: latex.to_string(),
+                display: false,
+                range: base + range.start..base + range.end,
+            }),
+            Event::DisplayMath(latex) => pieces.push(Piece::Math {
+                latex: latex.to_string(),
+                display: true,
+                range: base + range.start..base + range.end,
+            }),
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info)))
+                if info.split_whitespace().next() == Some("figure") =>
+            {
+                figure = Some((String::new(), base + range.start..base + range.end));
+            }
+            Event::Text(t) if figure.is_some() => {
+                if let Some((b, _)) = figure.as_mut() {
+                    b.push_str(&t);
+                }
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                if let Some((body, range)) = figure.take() {
+                    pieces.push(Piece::Figure { body, range });
+                }
+            }
+            _ => {}
+        }
+    }
+    pieces
+}
+
+/// Convert LaTeX to MathML. Errors carry the parser's first message line.
+pub fn latex_to_mathml(latex: &str, display: bool) -> Result<String, String> {
+    use pulldown_latex::config::DisplayMode;
+    use pulldown_latex::{Parser as LParser, RenderConfig, Storage};
+    let storage = Storage::new();
+    let events: Vec<_> = LParser::new(latex, &storage).collect();
+    if let Some(Err(e)) = events.iter().find(|e| e.is_err()) {
+        let msg = e.to_string();
+        let first = msg
+            .lines()
+            .next()
+            .unwrap_or("malformed math")
+            .trim_start_matches("parsing error: ");
+        return Err(first.to_string());
+    }
+    let config = RenderConfig {
+        display_mode: if display {
+            DisplayMode::Block
+        } else {
+            DisplayMode::Inline
+        },
+        ..RenderConfig::default()
+    };
+    let mut out = String::new();
+    pulldown_latex::push_mathml(&mut out, events.into_iter(), config).map_err(|e| e.to_string())?;
+    Ok(protect_from_markdown(&out))
+}
+
+/// MathML is placed into Markdown that mdBook parses again: escape text characters Markdown
+/// would act on (emphasis, code, links) as numeric entities, and keep it on one line.
+fn protect_from_markdown(html: &str) -> String {
+    let mut out = String::with_capacity(html.len() + 16);
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => {
+                in_tag = true;
+                out.push(c)
+            }
+            '>' => {
+                in_tag = false;
+                out.push(c)
+            }
+            '\n' | '\r' => out.push(' '),
+            '*' | '_' | '`' | '[' | ']' | '\\' | '$' | '~' | '|' if !in_tag => {
+                out.push_str(&format!("&#{};", c as u32));
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}

@@ -1,0 +1,149 @@
+//! The pipeline as a whole: `Site::load()` (load + validate) then `Site::build()`
+//! (measure → render → write), each stage timed and reported like zola does.
+
+use crate::diag::Diagnostics;
+use crate::graph::ConceptGraph;
+use crate::measure::{self, MeasureOptions};
+use crate::model::Book;
+use crate::render::{self, FigureData};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// A loaded and validated book.
+pub struct Site {
+    pub root: PathBuf,
+    pub book: Book,
+    pub graph: ConceptGraph,
+    pub diags: Diagnostics,
+    pub timings: Vec<(&'static str, Duration)>,
+}
+
+/// Options for the measure and write stages.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// Allow GPU measurement when a GPU is present.
+    pub use_gpu: bool,
+    pub progress: bool,
+    /// Where the finished book goes; default `<root>/book/html`.
+    pub out_dir: Option<PathBuf>,
+    /// Extra `<script>` injected into every page (live reload of `serve`).
+    pub live_reload: bool,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        Self {
+            use_gpu: true,
+            progress: true,
+            out_dir: None,
+            live_reload: false,
+        }
+    }
+}
+
+/// What a build produced.
+pub struct BuildReport {
+    pub out_dir: PathBuf,
+    pub pages: usize,
+    pub notes: Vec<String>,
+}
+
+/// Walk up from `start` to the first directory holding `paths.yaml`.
+pub fn find_root(start: &Path) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .find(|d| d.join("paths.yaml").is_file())
+        .map(Path::to_path_buf)
+}
+
+impl Site {
+    /// Stages 1 and 2. Never fails: problems are in `diags`.
+    pub fn load(root: &Path) -> Site {
+        let mut diags = Diagnostics::new();
+        let mut timings = Vec::new();
+        let t = Instant::now();
+        let book = crate::load::load_book(root, &mut diags);
+        timings.push(("load", t.elapsed()));
+        let t = Instant::now();
+        crate::validate::validate(&book, &mut diags);
+        let graph = ConceptGraph::build(&book);
+        timings.push(("validate", t.elapsed()));
+        Site {
+            root: root.to_path_buf(),
+            book,
+            graph,
+            diags,
+            timings,
+        }
+    }
+
+    /// Families the book's figures draw from.
+    pub fn needed_families(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .book
+            .cards
+            .iter()
+            .flat_map(|c| crate::markup::scan(c.body(), c.body_offset))
+            .filter_map(|p| match p {
+                crate::markup::Piece::Figure { body, .. } => {
+                    crate::figspec::parse(&body).ok().map(|s| s.bench)
+                }
+                _ => None,
+            })
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    /// Stages 3–5. Call only when `load` found no errors.
+    pub fn build(&mut self, opts: &BuildOptions) -> anyhow::Result<BuildReport> {
+        let t = Instant::now();
+        let families = self.needed_families();
+        let measured = measure::measure(&MeasureOptions {
+            root: self.root.clone(),
+            families: families.clone(),
+            force: false,
+            strict: false,
+            progress: opts.progress,
+            use_gpu: opts.use_gpu && !families.is_empty(),
+        })?;
+        self.timings.push(("measure", t.elapsed()));
+
+        let t = Instant::now();
+        let figs = FigureData {
+            files: &measured.files,
+            local_device: measured.local_device.as_deref(),
+        };
+        let mut diags = Diagnostics::new();
+        let pages = render::render(&self.book, &self.graph, &figs, &mut diags)?;
+        self.timings.push(("render", t.elapsed()));
+        let failed = diags.has_errors();
+        self.diags.extend(diags);
+        if failed {
+            anyhow::bail!("rendering found errors; the previous book was left in place");
+        }
+
+        let t = Instant::now();
+        let out_dir = opts
+            .out_dir
+            .clone()
+            .unwrap_or_else(|| self.root.join("book/html"));
+        crate::write::write_book(&self.root, &pages, &out_dir, opts.live_reload)?;
+        self.timings.push(("write", t.elapsed()));
+        Ok(BuildReport {
+            out_dir,
+            pages: pages.len(),
+            notes: measured.notes,
+        })
+    }
+
+    /// "load 12 ms · validate 3 ms · …"
+    pub fn timing_line(&self) -> String {
+        self.timings
+            .iter()
+            .map(|(n, d)| format!("{n} {:.0} ms", d.as_secs_f64() * 1e3))
+            .collect::<Vec<_>>()
+            .join(" · ")
+    }
+}
