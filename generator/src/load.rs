@@ -42,6 +42,7 @@ struct PathEntry {
 /// Load the book rooted at `root`. Problems go into `diags`; what parsed is returned.
 pub fn load_book(root: &Path, diags: &mut Diagnostics) -> Book {
     let paths_file = PathBuf::from("paths.yaml");
+    let before = diags.error_count();
     let paths = match std::fs::read_to_string(root.join(&paths_file)) {
         Ok(text) => parse_paths(&text, &paths_file, diags),
         Err(e) => {
@@ -51,7 +52,9 @@ pub fn load_book(root: &Path, diags: &mut Diagnostics) -> Book {
             Vec::new()
         }
     };
+    let paths_ok = diags.error_count() == before;
     let mut cards = Vec::new();
+    let mut broken = Vec::new();
     let cards_dir = root.join("cards");
     if !cards_dir.is_dir() {
         diags
@@ -73,6 +76,8 @@ pub fn load_book(root: &Path, diags: &mut Diagnostics) -> Book {
                     Ok(text) => {
                         if let Some(card) = parse_card(&text, &rel, diags) {
                             cards.push(card);
+                        } else if let Some(stem) = rel.file_stem().and_then(|s| s.to_str()) {
+                            broken.push(stem.to_string());
                         }
                     }
                     Err(e) => {
@@ -92,6 +97,8 @@ pub fn load_book(root: &Path, diags: &mut Diagnostics) -> Book {
         cards,
         paths,
         paths_file,
+        broken,
+        paths_ok,
     }
 }
 
@@ -242,15 +249,16 @@ pub fn parse_paths(text: &str, rel: &Path, diags: &mut Diagnostics) -> Vec<Learn
                 .find(|&i| lines[i].trim_start().starts_with("stations:"))
                 .unwrap_or(start);
             let mut from = stations_line;
-            let station_lines = e
+            let station_pos: Vec<(usize, usize)> = e
                 .stations
                 .iter()
                 .map(|s| match find_token(&lines, from, end, s) {
                     Some(i) => {
                         from = i;
-                        i + 1
+                        let col = token_col(lines[i], s).map(|c| lines[i][..c].chars().count() + 1).unwrap_or(1);
+                        (i + 1, col)
                     }
-                    None => stations_line + 1,
+                    None => (stations_line + 1, 1),
                 })
                 .collect();
             LearningPath {
@@ -262,7 +270,7 @@ pub fn parse_paths(text: &str, rel: &Path, diags: &mut Diagnostics) -> Vec<Learn
                 planned: e.planned,
                 stations: e.stations,
                 line: start + 1,
-                station_lines,
+                station_lines: station_pos,
             }
         })
         .collect()

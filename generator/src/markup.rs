@@ -33,6 +33,8 @@ pub enum Piece {
     },
     /// A fenced ```` ```figure ```` block; `body` is its YAML, `range` covers the fences.
     Figure { body: String, range: Range<usize> },
+    /// A `$` in text that did not open math (e.g. unbalanced braces inside `$…$`).
+    StrayDollar { range: Range<usize> },
 }
 
 impl Piece {
@@ -40,7 +42,8 @@ impl Piece {
         match self {
             Piece::CardLink { range, .. }
             | Piece::Math { range, .. }
-            | Piece::Figure { range, .. } => range,
+            | Piece::Figure { range, .. }
+            | Piece::StrayDollar { range } => range,
         }
     }
 }
@@ -50,6 +53,7 @@ impl Piece {
 pub fn scan(body: &str, base: usize) -> Vec<Piece> {
     let mut pieces = Vec::new();
     let mut figure: Option<(String, Range<usize>)> = None;
+    let mut in_code = false;
     for (event, range) in Parser::new_ext(body, options()).into_offset_iter() {
         match event {
             Event::Start(Tag::Link { dest_url, .. }) if dest_url.starts_with("card:") => {
@@ -84,13 +88,24 @@ pub fn scan(body: &str, base: usize) -> Vec<Piece> {
                 if info.split_whitespace().next() == Some("figure") =>
             {
                 figure = Some((String::new(), base + range.start..base + range.end));
+                in_code = true;
             }
             Event::Text(t) if figure.is_some() => {
                 if let Some((b, _)) = figure.as_mut() {
                     b.push_str(&t);
                 }
             }
+            Event::Text(_) if !in_code => {
+                let src = &body[range.clone()];
+                for (i, _) in src.match_indices('$') {
+                    if !body[..range.start + i].ends_with('\\') {
+                        pieces.push(Piece::StrayDollar { range: base + range.start + i..base + range.start + i + 1 });
+                    }
+                }
+            }
+            Event::Start(Tag::CodeBlock(_)) => in_code = true,
             Event::End(TagEnd::CodeBlock) => {
+                in_code = false;
                 if let Some((body, range)) = figure.take() {
                     pieces.push(Piece::Figure { body, range });
                 }

@@ -41,8 +41,8 @@ pub struct LearningPath {
     pub stations: Vec<String>,
     /// 1-based line of `- id:` in paths.yaml.
     pub line: usize,
-    /// 1-based line of each station entry, parallel to `stations`.
-    pub station_lines: Vec<usize>,
+    /// 1-based (line, column) of each station entry, parallel to `stations`.
+    pub station_lines: Vec<(usize, usize)>,
 }
 
 /// Everything loaded from disk.
@@ -53,6 +53,18 @@ pub struct Book {
     pub paths: Vec<LearningPath>,
     /// `paths.yaml` relative to root.
     pub paths_file: PathBuf,
+    /// File stems of cards that failed to load: already reported, so references to these ids
+    /// are not reported again as unknown.
+    pub broken: Vec<String>,
+    /// False when paths.yaml could not be read or parsed (then "on no path" is not reported).
+    pub paths_ok: bool,
+}
+
+impl Book {
+    /// Is `id` known to be a card that exists but failed to load?
+    pub fn is_broken(&self, id: &str) -> bool {
+        self.broken.iter().any(|b| b == id)
+    }
 }
 
 impl Book {

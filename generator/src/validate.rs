@@ -111,7 +111,7 @@ fn check_cards(book: &Book, diags: &mut Diagnostics) {
                 diags
                     .error(&card.file, line, col, format!("card `{r}` requires itself"))
                     .hint("remove it from `requires`");
-            } else if book.card(r).is_none() {
+            } else if book.card(r).is_none() && !book.is_broken(r) {
                 let hint = suggest(r, book.cards.iter().map(|c| c.id.as_str()));
                 diags
                     .error(
@@ -217,20 +217,21 @@ fn check_paths(book: &Book, diags: &mut Diagnostics) {
                 .hint("list its cards under `stations:`, or mark it `planned: true`");
         }
         let mut seen = HashSet::new();
-        for (s, &line) in p.stations.iter().zip(&p.station_lines) {
+        for (s, &(line, col)) in p.stations.iter().zip(&p.station_lines) {
             if !seen.insert(s) {
                 diags
-                    .error(file, line, 1, format!("path `{}` visits `{s}` twice", p.id))
+                    .error(file, line, col, format!("path `{}` visits `{s}` twice", p.id))
                     .hint("a line passes each station once");
             }
             match book.card(s) {
+                None if book.is_broken(s) => {}
                 None => {
                     let hint = suggest(s, book.cards.iter().map(|c| c.id.as_str()));
                     diags
                         .error(
                             file,
                             line,
-                            1,
+                            col,
                             format!("path `{}`: unknown station `{s}`", p.id),
                         )
                         .hint(hint);
@@ -241,7 +242,8 @@ fn check_paths(book: &Book, diags: &mut Diagnostics) {
                         if let Some(rpos) = p.stations.iter().position(|x| x == r) {
                             if rpos > pos {
                                 diags
-                                    .error(file, line, 1, format!("path `{}`: station `{s}` comes before its prerequisite `{r}`", p.id))
+                                    
+                                    .error(file, line, col, format!("path `{}`: station `{s}` comes before its prerequisite `{r}`", p.id))
                                     .hint(format!("move `{r}` before `{s}` on this path"));
                             }
                         }
@@ -249,6 +251,9 @@ fn check_paths(book: &Book, diags: &mut Diagnostics) {
                 }
             }
         }
+    }
+    if !book.paths_ok {
+        return;
     }
     let on_path: HashSet<&str> = book
         .paths
@@ -293,10 +298,19 @@ fn check_graph(book: &Book, diags: &mut Diagnostics) {
 }
 
 fn check_body(book: &Book, card: &Card, diags: &mut Diagnostics) {
+    let mut stray_line = 0;
     for piece in markup::scan(card.body(), card.body_offset) {
         let (line, col) = line_col(&card.source, piece.range().start);
+        if matches!(piece, Piece::StrayDollar { .. }) {
+            // One report per line: the closing `$` of the same broken span is not news.
+            if stray_line == line {
+                continue;
+            }
+            stray_line = line;
+        }
         match piece {
             Piece::CardLink { id, anchor, .. } => match book.card(&id) {
+                None if book.is_broken(&id) => {}
                 None => {
                     let hint = suggest(&id, book.cards.iter().map(|c| c.id.as_str()));
                     diags
@@ -325,6 +339,11 @@ fn check_body(book: &Book, card: &Card, diags: &mut Diagnostics) {
                 if let Err((off, msg, hint)) = crate::figspec::parse(&body) {
                     diags.error(&card.file, line + off, 1, msg).hint(hint);
                 }
+            }
+            Piece::StrayDollar { .. } => {
+                diags
+                    .error(&card.file, line, col, "`$` that does not start math: unclosed `$…$` or unbalanced braces inside it")
+                    .hint("balance every `{` with `}` inside the math, close it with `$`, or write `\\$` for a literal dollar sign");
             }
         }
     }

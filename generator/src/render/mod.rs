@@ -363,6 +363,7 @@ fn render_body(_book: &Book, card: &Card, figs: &FigureData, diags: &mut Diagnos
                 Ok(m) => m,
                 Err(_) => src[range.clone()].to_string(),
             },
+            Piece::StrayDollar { .. } => continue,
             Piece::Figure { body, .. } => {
                 let html = crate::figspec::parse(&body)
                     .map_err(|(_, m, _)| m)
