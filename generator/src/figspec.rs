@@ -5,7 +5,34 @@
 
 use serde::Deserialize;
 
-/// A figure request as written in a card.
+/// A figure block: a measured benchmark view, or a calculator computed at build time.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Figure {
+    Bench(FigureSpec),
+    Calc(crate::calc::CalcSpec),
+}
+
+impl Figure {
+    /// The benchmark family this figure draws from, if it is a measured figure.
+    pub fn bench(&self) -> Option<&str> {
+        match self {
+            Figure::Bench(b) => Some(&b.bench),
+            Figure::Calc(_) => None,
+        }
+    }
+}
+
+/// Parse any figure block: `calc:` blocks go to the calculators, the rest are benchmark views.
+pub fn parse_figure(body: &str) -> Result<Figure, (usize, String, String)> {
+    let is_calc = body.lines().any(|l| l.trim_start().starts_with("calc:"));
+    if is_calc {
+        crate::calc::parse(body).map(Figure::Calc)
+    } else {
+        parse(body).map(Figure::Bench)
+    }
+}
+
+/// A measured-figure request as written in a card.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FigureSpec {
@@ -48,8 +75,7 @@ pub fn parse(body: &str) -> Result<FigureSpec, (usize, String, String)> {
         (
             line,
             format!("figure block: {msg}"),
-            "a figure block holds `bench:`, `show:` and optionally `caption:` and `size:`"
-                .to_string(),
+            "a figure block holds `bench:`, `show:` and optionally `caption:` and `size:`".to_string(),
         )
     })?;
     if !BENCHES.contains(&spec.bench.as_str()) {

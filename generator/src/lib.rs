@@ -3,6 +3,7 @@
 //! The pipeline runs one way: `load → validate → measure → render → write`, one module a stage.
 //! `site` strings the stages together and times each one; `cli` is the thin command layer.
 
+pub mod calc;
 pub mod cli;
 pub mod diag;
 pub mod figspec;
@@ -12,7 +13,9 @@ pub mod markup;
 pub mod measure;
 pub mod model;
 pub mod render;
+pub mod search_index;
 pub mod serve;
 pub mod site;
 pub mod validate;
+pub mod verify;
 pub mod write;

@@ -33,6 +33,9 @@ pub enum Piece {
     },
     /// A fenced ```` ```figure ```` block; `body` is its YAML, `range` covers the fences.
     Figure { body: String, range: Range<usize> },
+    /// Any other relative link or image (`[t](../paths/x.md)`, `[t](#anchor)`); `range` is the
+    /// link's whole source.
+    Link { url: String, range: Range<usize> },
     /// A `$` in text that did not open math (e.g. unbalanced braces inside `$…$`).
     StrayDollar { range: Range<usize> },
 }
@@ -43,6 +46,7 @@ impl Piece {
             Piece::CardLink { range, .. }
             | Piece::Math { range, .. }
             | Piece::Figure { range, .. }
+            | Piece::Link { range, .. }
             | Piece::StrayDollar { range } => range,
         }
     }
@@ -74,6 +78,14 @@ pub fn scan(body: &str, base: usize) -> Vec<Piece> {
                     range: base + at..base + at + dest_url.len(),
                 });
             }
+            Event::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. })
+                if !dest_url.contains("://") && !dest_url.starts_with("mailto:") =>
+            {
+                pieces.push(Piece::Link {
+                    url: dest_url.to_string(),
+                    range: base + range.start..base + range.end,
+                });
+            }
             Event::InlineMath(latex) => pieces.push(Piece::Math {
                 latex: latex.to_string(),
                 display: false,
@@ -99,7 +111,9 @@ pub fn scan(body: &str, base: usize) -> Vec<Piece> {
                 let src = &body[range.clone()];
                 for (i, _) in src.match_indices('$') {
                     if !body[..range.start + i].ends_with('\\') {
-                        pieces.push(Piece::StrayDollar { range: base + range.start + i..base + range.start + i + 1 });
+                        pieces.push(Piece::StrayDollar {
+                            range: base + range.start + i..base + range.start + i + 1,
+                        });
                     }
                 }
             }

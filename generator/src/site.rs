@@ -85,9 +85,9 @@ impl Site {
             .iter()
             .flat_map(|c| crate::markup::scan(c.body(), c.body_offset))
             .filter_map(|p| match p {
-                crate::markup::Piece::Figure { body, .. } => {
-                    crate::figspec::parse(&body).ok().map(|s| s.bench)
-                }
+                crate::markup::Piece::Figure { body, .. } => crate::figspec::parse_figure(&body)
+                    .ok()
+                    .and_then(|f| f.bench().map(str::to_string)),
                 _ => None,
             })
             .collect();
@@ -129,13 +129,54 @@ impl Site {
             .out_dir
             .clone()
             .unwrap_or_else(|| self.root.join("book/html"));
-        crate::write::write_book(&self.root, &pages, &out_dir, opts.live_reload)?;
+        let problems = crate::write::write_book(&self.root, &pages, &out_dir, opts.live_reload)?;
         self.timings.push(("write", t.elapsed()));
+        if !problems.is_empty() {
+            for p in &problems {
+                let (file, line, col) = self.source_of(p);
+                self.diags
+                    .error(
+                        &file,
+                        line,
+                        col,
+                        format!("{}: `{}` (in {})", p.message, p.url, p.page.display()),
+                    )
+                    .hint("fix the link or asset; the previous book was left in place");
+            }
+            anyhow::bail!(
+                "{} broken link(s) or external resource(s) in the built book",
+                problems.len()
+            );
+        }
         Ok(BuildReport {
             out_dir,
             pages: pages.len(),
             notes: measured.notes,
         })
+    }
+
+    /// Map a problem in a built page back to the file an author edits, with a line if found.
+    fn source_of(&self, p: &crate::verify::Problem) -> (PathBuf, usize, usize) {
+        let stem = p.page.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        let in_cards = p.page.starts_with("cards");
+        if let Some(card) = self.book.cards.iter().find(|c| in_cards && c.id == stem) {
+            let md = p.url.replace(".html", ".md");
+            let frag = p.url.split('#').nth(1).unwrap_or("").to_string();
+            let found = [p.url.as_str(), md.as_str(), frag.as_str()]
+                .into_iter()
+                .filter(|n| !n.is_empty())
+                .find_map(|n| {
+                    card.source[card.body_offset..]
+                        .find(n)
+                        .map(|i| i + card.body_offset)
+                });
+            if let Some(i) = found {
+                let (l, c) = crate::diag::line_col(&card.source, i);
+                return (card.file.clone(), l, c);
+            }
+            return (card.file.clone(), 0, 0);
+        }
+        (PathBuf::from("book/src").join(p.page.with_extension("md")), 0, 0)
     }
 
     /// "load 12 ms · validate 3 ms · …"

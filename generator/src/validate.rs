@@ -40,11 +40,9 @@ fn key_token_pos(card: &Card, key: &str, token: &str) -> (usize, usize) {
 
 fn is_kebab(id: &str) -> bool {
     !id.is_empty()
-        && id.split('-').all(|p| {
-            !p.is_empty()
-                && p.chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        })
+        && id
+            .split('-')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
 }
 
 fn check_cards(book: &Book, diags: &mut Diagnostics) {
@@ -53,7 +51,12 @@ fn check_cards(book: &Book, diags: &mut Diagnostics) {
         let id_line = card.key_lines.get("id").copied().unwrap_or(1);
         if !is_kebab(&card.id) {
             diags
-                .error(&card.file, id_line, 1, format!("card id `{}` is not kebab-case", card.id))
+                .error(
+                    &card.file,
+                    id_line,
+                    1,
+                    format!("card id `{}` is not kebab-case", card.id),
+                )
                 .hint("ids use lowercase letters, digits and single hyphens, e.g. `arithmetic-intensity`");
         }
         let stem = card.file.file_stem().and_then(|s| s.to_str()).unwrap_or("");
@@ -63,24 +66,13 @@ fn check_cards(book: &Book, diags: &mut Diagnostics) {
                     &card.file,
                     id_line,
                     1,
-                    format!(
-                        "card id `{}` differs from its file name `{stem}.md`",
-                        card.id
-                    ),
+                    format!("card id `{}` differs from its file name `{stem}.md`", card.id),
                 )
-                .hint(format!(
-                    "rename the file to `{}.md` or set `id: {stem}`",
-                    card.id
-                ));
+                .hint(format!("rename the file to `{}.md` or set `id: {stem}`", card.id));
         }
         if let Some(prev) = first.get(card.id.as_str()) {
             diags
-                .error(
-                    &card.file,
-                    id_line,
-                    1,
-                    format!("duplicate card id `{}`", card.id),
-                )
+                .error(&card.file, id_line, 1, format!("duplicate card id `{}`", card.id))
                 .hint(format!(
                     "`{}` already uses this id; ids must be unique across cards/",
                     prev.file.display()
@@ -114,12 +106,7 @@ fn check_cards(book: &Book, diags: &mut Diagnostics) {
             } else if book.card(r).is_none() && !book.is_broken(r) {
                 let hint = suggest(r, book.cards.iter().map(|c| c.id.as_str()));
                 diags
-                    .error(
-                        &card.file,
-                        line,
-                        col,
-                        format!("unknown card `{r}` in requires"),
-                    )
+                    .error(&card.file, line, col, format!("unknown card `{r}` in requires"))
                     .hint(hint);
             }
         }
@@ -149,9 +136,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
         row[0] = i + 1;
         for j in 0..b.len() {
             let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != b[j]))
-                .min(row[j] + 1)
-                .min(cur + 1);
+            row[j + 1] = (prev + usize::from(ca != b[j])).min(row[j] + 1).min(cur + 1);
             prev = cur;
         }
     }
@@ -166,12 +151,7 @@ fn check_paths(book: &Book, diags: &mut Diagnostics) {
     for p in &book.paths {
         if !is_kebab(&p.id) {
             diags
-                .error(
-                    file,
-                    p.line,
-                    1,
-                    format!("path id `{}` is not kebab-case", p.id),
-                )
+                .error(file, p.line, 1, format!("path id `{}` is not kebab-case", p.id))
                 .hint("e.g. `roofline`, `cuda-first-kernel`");
         }
         if !ids.insert(p.id.as_str()) {
@@ -228,12 +208,7 @@ fn check_paths(book: &Book, diags: &mut Diagnostics) {
                 None => {
                     let hint = suggest(s, book.cards.iter().map(|c| c.id.as_str()));
                     diags
-                        .error(
-                            file,
-                            line,
-                            col,
-                            format!("path `{}`: unknown station `{s}`", p.id),
-                        )
+                        .error(file, line, col, format!("path `{}`: unknown station `{s}`", p.id))
                         .hint(hint);
                 }
                 Some(card) => {
@@ -242,8 +217,15 @@ fn check_paths(book: &Book, diags: &mut Diagnostics) {
                         if let Some(rpos) = p.stations.iter().position(|x| x == r) {
                             if rpos > pos {
                                 diags
-                                    
-                                    .error(file, line, col, format!("path `{}`: station `{s}` comes before its prerequisite `{r}`", p.id))
+                                    .error(
+                                        file,
+                                        line,
+                                        col,
+                                        format!(
+                                            "path `{}`: station `{s}` comes before its prerequisite `{r}`",
+                                            p.id
+                                        ),
+                                    )
                                     .hint(format!("move `{r}` before `{s}` on this path"));
                             }
                         }
@@ -291,8 +273,16 @@ fn check_graph(book: &Book, diags: &mut Diagnostics) {
             .unwrap_or(card);
         let (line, col) = key_token_pos(closer, "requires", &cycle[0]);
         diags
-            .error(&closer.file, line, col, format!("prerequisite cycle: {}", cycle.join(" → ")))
-            .hint(format!("a card cannot (indirectly) require itself; drop one `requires` edge, e.g. `{}` from `{}`", cycle[0], closer.id));
+            .error(
+                &closer.file,
+                line,
+                col,
+                format!("prerequisite cycle: {}", cycle.join(" → ")),
+            )
+            .hint(format!(
+                "a card cannot (indirectly) require itself; drop one `requires` edge, e.g. `{}` from `{}`",
+                cycle[0], closer.id
+            ));
         let _ = next;
     }
 }
@@ -314,12 +304,7 @@ fn check_body(book: &Book, card: &Card, diags: &mut Diagnostics) {
                 None => {
                     let hint = suggest(&id, book.cards.iter().map(|c| c.id.as_str()));
                     diags
-                        .error(
-                            &card.file,
-                            line,
-                            col,
-                            format!("link to unknown card `card:{id}`"),
-                        )
+                        .error(&card.file, line, col, format!("link to unknown card `card:{id}`"))
                         .hint(hint);
                 }
                 Some(target) => {
@@ -332,12 +317,28 @@ fn check_body(book: &Book, card: &Card, diags: &mut Diagnostics) {
             },
             Piece::Math { latex, display, .. } => {
                 if let Err(e) = markup::latex_to_mathml(&latex, display) {
-                    diags.error(&card.file, line, col, format!("malformed math `{}`: {e}", latex.trim())).hint("check braces and command names; math is LaTeX converted to MathML at build time");
+                    diags
+                        .error(
+                            &card.file,
+                            line,
+                            col,
+                            format!("malformed math `{}`: {e}", latex.trim()),
+                        )
+                        .hint(
+                            "check braces and command names; math is LaTeX converted to MathML at build time",
+                        );
                 }
             }
             Piece::Figure { body, .. } => {
-                if let Err((off, msg, hint)) = crate::figspec::parse(&body) {
+                if let Err((off, msg, hint)) = crate::figspec::parse_figure(&body) {
                     diags.error(&card.file, line + off, 1, msg).hint(hint);
+                }
+            }
+            Piece::Link { url, .. } => {
+                if let Err(hint) = resolve_page_link(book, card, &url) {
+                    diags
+                        .error(&card.file, line, col, format!("broken link `{url}`"))
+                        .hint(hint);
                 }
             }
             Piece::StrayDollar { .. } => {
@@ -347,4 +348,40 @@ fn check_body(book: &Book, card: &Card, diags: &mut Diagnostics) {
             }
         }
     }
+}
+
+/// Check a plain relative link in a card body against the pages the book will have. Card pages
+/// live side by side in `cards/`, paths in `paths/`, the front page, map and index at the top.
+fn resolve_page_link(book: &Book, card: &Card, url: &str) -> Result<(), String> {
+    let (path, frag) = match url.split_once('#') {
+        Some((p, f)) => (p, Some(f)),
+        None => (url, None),
+    };
+    let path = path.split('?').next().unwrap_or("");
+    let target: Option<&Card> = if path.is_empty() {
+        Some(card)
+    } else if let Some(id) = path.strip_suffix(".md").filter(|p| !p.contains('/')) {
+        match book.card(id) {
+            Some(c) => Some(c),
+            None => return Err(format!("no card `{id}`; link to cards with `card:{id}`")),
+        }
+    } else if let Some(id) = path.strip_prefix("../paths/").and_then(|p| p.strip_suffix(".md")) {
+        if book.paths.iter().any(|p| p.id == id) {
+            None
+        } else {
+            return Err(format!("no path `{id}` in paths.yaml"));
+        }
+    } else if ["../index.md", "../map.md", "../cards.md"].contains(&path) {
+        None
+    } else {
+        return Err(
+            "link to another card as `card:id`, to a path as `../paths/<id>.md`, or to `../map.md`".into(),
+        );
+    };
+    if let (Some(t), Some(f)) = (target, frag) {
+        if !crate::render::anchors(t).iter().any(|a| a == f) {
+            return Err(format!("no heading with anchor `#{f}` in `{}`", t.id));
+        }
+    }
+    Ok(())
 }

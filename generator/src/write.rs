@@ -19,7 +19,7 @@ pub fn write_book(
     pages: &Pages,
     out_dir: &Path,
     live_reload: bool,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<crate::verify::Problem>> {
     let book_dir = root.join("book");
     let config_file = book_dir.join("book.toml");
     if !config_file.is_file() {
@@ -49,6 +49,10 @@ pub fn write_book(
         copy_dir(&assets, &work.join("assets"))?;
         copy_dir(&assets, &src.join("assets"))?;
     }
+    let theme = book_dir.join("theme");
+    if theme.is_dir() {
+        copy_dir(&theme, &work.join("theme"))?;
+    }
     if live_reload {
         std::fs::create_dir_all(work.join("assets"))?;
         std::fs::write(work.join("assets/livereload.js"), LIVE_RELOAD_JS)?;
@@ -71,17 +75,21 @@ pub fn write_book(
     }
     let md = mdbook_driver::MDBook::load_with_config(work, config)
         .map_err(|e| anyhow::anyhow!("mdBook could not load the generated book: {e:#}"))?;
-    md.build()
-        .map_err(|e| anyhow::anyhow!("mdBook failed: {e:#}"))?;
+    md.build().map_err(|e| anyhow::anyhow!("mdBook failed: {e:#}"))?;
     let built = work.join("html");
     if !built.join("index.html").is_file() {
         bail!("mdBook finished without an index.html; the previous book was left in place");
+    }
+    crate::search_index::add_korean_terms(&built).context("adding Korean words to the search index")?;
+    let problems = crate::verify::verify_tree(&built);
+    if !problems.is_empty() {
+        return Ok(problems);
     }
     swap_into(&built, out_dir)?;
     if out_dir == book_dir.join("html") {
         swap_into(&src, &book_dir.join("src"))?;
     }
-    Ok(())
+    Ok(problems)
 }
 
 /// Replace `dest` by `new` with two renames; the old tree is removed only after the swap.

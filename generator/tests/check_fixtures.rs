@@ -11,7 +11,13 @@ fn fixtures() -> PathBuf {
 
 fn check(case: &str) -> (bool, String) {
     let root = fixtures().join(case);
-    let out = Command::cargo_bin("hdlc").unwrap().arg("--root").arg(&root).arg("check").output().unwrap();
+    let out = Command::cargo_bin("hdlc")
+        .unwrap()
+        .arg("--root")
+        .arg(&root)
+        .arg("check")
+        .output()
+        .unwrap();
     (out.status.success(), String::from_utf8(out.stderr).unwrap())
 }
 
@@ -37,7 +43,9 @@ fn valid_book_passes() {
 #[test]
 fn orphan_card_is_a_warning_only() {
     expect("orphan-card", true);
-    assert!(check("orphan-card").1.contains("warning: cards/lonely.md:2:1: card `lonely` is on no learning path"));
+    assert!(check("orphan-card")
+        .1
+        .contains("warning: cards/lonely.md:2:1: card `lonely` is on no learning path"));
 }
 
 macro_rules! failing {
@@ -68,6 +76,7 @@ failing! {
     malformed_paths => "malformed-paths" contains "error: paths.yaml:4:3: paths.yaml: .[0]: unknown field `colour`";
     no_front_matter => "no-front-matter" contains "error: cards/basics/bytes.md:1:1: missing front matter";
     missing_paths => "missing-paths" contains "error: paths.yaml: cannot read paths.yaml";
+    broken_relative_link => "broken-relative-link" contains "error: cards/basics/bytes.md:13:8: broken link `../paths/nowhere.md`";
 }
 
 /// A broken card does not cascade: references to it are not reported a second time.

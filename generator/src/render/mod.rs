@@ -363,21 +363,21 @@ fn render_body(_book: &Book, card: &Card, figs: &FigureData, diags: &mut Diagnos
                 Ok(m) => m,
                 Err(_) => src[range.clone()].to_string(),
             },
-            Piece::StrayDollar { .. } => continue,
+            Piece::StrayDollar { .. } | Piece::Link { .. } => continue,
             Piece::Figure { body, .. } => {
-                let html = crate::figspec::parse(&body)
+                let html = crate::figspec::parse_figure(&body)
                     .map_err(|(_, m, _)| m)
-                    .and_then(|spec| figures::render_figure(&spec, figs.files, figs.local_device));
+                    .and_then(|fig| match fig {
+                        crate::figspec::Figure::Bench(spec) => {
+                            figures::render_figure(&spec, figs.files, figs.local_device)
+                        }
+                        crate::figspec::Figure::Calc(spec) => crate::calc::render(&spec, figs.files),
+                    });
                 match html {
                     Ok(h) => format!("\n\n{}\n\n", h.trim()),
                     Err(e) => {
                         let (line, col) = line_col(&card.source, range.start);
-                        diags.error(
-                            &card.file,
-                            line,
-                            col,
-                            format!("figure cannot be drawn: {e}"),
-                        );
+                        diags.error(&card.file, line, col, format!("figure cannot be drawn: {e}"));
                         String::new()
                     }
                 }

@@ -1,0 +1,241 @@
+//! Checks on the finished HTML before it replaces the reader's book: every internal link,
+//! anchor and asset resolves, and nothing loads from the network.
+//!
+//! Why after mdBook and not only on the Markdown: links and assets also come from templates,
+//! mdBook's theme and the figures; the built tree is the one thing the reader gets, so that is
+//! what is checked. A problem here fails the build, and the previous book stays in place.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// One broken link or external resource, by the built page it appears in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Page relative to the HTML root, e.g. `cards/roofline-model.html`.
+    pub page: PathBuf,
+    pub message: String,
+    /// The offending URL as written.
+    pub url: String,
+}
+
+/// Attribute values of `attr="…"` in an HTML text, with their byte offsets.
+fn attr_values<'a>(html: &'a str, attr: &str) -> Vec<(usize, &'a str)> {
+    let mut out = Vec::new();
+    for quote in ['"', '\''] {
+        let pat = format!(" {attr}={quote}");
+        let mut from = 0;
+        while let Some(i) = html[from..].find(&pat) {
+            let start = from + i + pat.len();
+            let Some(len) = html[start..].find(quote) else {
+                break;
+            };
+            out.push((start, &html[start..start + len]));
+            from = start + len;
+        }
+    }
+    out
+}
+
+/// Schemes that are navigation or inline data, never a resource fetched from elsewhere.
+fn is_external(url: &str) -> bool {
+    let u = url.trim().to_ascii_lowercase();
+    u.starts_with("http://") || u.starts_with("https://") || u.starts_with("//")
+}
+
+fn skip_link(url: &str) -> bool {
+    let u = url.trim().to_ascii_lowercase();
+    u.is_empty()
+        || u.starts_with("mailto:")
+        || u.starts_with("data:")
+        || u.starts_with("javascript:")
+        || u.starts_with("tel:")
+        || u.contains("{{")
+}
+
+fn decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&amp;", "&")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+}
+
+/// Check every HTML and CSS file under `root`.
+pub fn verify_tree(root: &Path) -> Vec<Problem> {
+    let mut pages: Vec<PathBuf> = Vec::new();
+    let mut css: Vec<PathBuf> = Vec::new();
+    for e in walkdir::WalkDir::new(root).into_iter().filter_map(|e| e.ok()) {
+        let p = e.path();
+        match p.extension().and_then(|x| x.to_str()) {
+            Some("html") => pages.push(p.to_path_buf()),
+            Some("css") => css.push(p.to_path_buf()),
+            _ => {}
+        }
+    }
+    pages.sort();
+    css.sort();
+    let mut ids: HashMap<PathBuf, HashSet<String>> = HashMap::new();
+    let mut texts: Vec<(PathBuf, String)> = Vec::new();
+    for p in &pages {
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        let set = attr_values(&text, "id")
+            .into_iter()
+            .map(|(_, v)| unescape(v))
+            .collect();
+        ids.insert(p.clone(), set);
+        texts.push((p.clone(), text));
+    }
+    let mut problems = Vec::new();
+    for (page, text) in &texts {
+        let rel = page.strip_prefix(root).unwrap_or(page).to_path_buf();
+        // mdBook's 404 page resolves links against the site root (<base>), not its own folder;
+        // the print page repeats every chapter's links (a broken one is reported there).
+        if rel == Path::new("404.html") || rel == Path::new("print.html") {
+            continue;
+        }
+        for (pos, href) in attr_values(text, "href")
+            .into_iter()
+            .chain(attr_values(text, "src"))
+        {
+            let url = unescape(href);
+            if skip_link(&url) {
+                continue;
+            }
+            if is_external(&url) {
+                // Links to the web (references) are fine; resources fetched from it are not.
+                let tag_start = text[..pos].rfind('<').unwrap_or(0);
+                let tag = &text[tag_start..pos];
+                let is_anchor = tag.starts_with("<a ") || tag.starts_with("<a\n");
+                if !is_anchor {
+                    problems.push(Problem {
+                        page: rel.clone(),
+                        message: "external resource: the book must load nothing from the network".into(),
+                        url,
+                    });
+                }
+                continue;
+            }
+            let (path_part, frag) = match url.split_once('#') {
+                Some((p, f)) => (p, Some(f)),
+                None => (url.as_str(), None),
+            };
+            let path_part = path_part.split('?').next().unwrap_or("");
+            let target = if path_part.is_empty() {
+                page.clone()
+            } else {
+                let joined = page.parent().unwrap_or(root).join(decode(path_part));
+                normalize(&joined)
+            };
+            let target = if target.is_dir() {
+                target.join("index.html")
+            } else {
+                target
+            };
+            if !target.starts_with(root) || !target.exists() {
+                problems.push(Problem {
+                    page: rel.clone(),
+                    message: "broken link: target does not exist".into(),
+                    url: url.clone(),
+                });
+                continue;
+            }
+            if let Some(f) = frag {
+                let f = decode(f);
+                if f.is_empty() || rel == Path::new("print.html") {
+                    continue;
+                }
+                if let Some(set) = ids.get(&target) {
+                    if !set.contains(&f) {
+                        problems.push(Problem {
+                            page: rel.clone(),
+                            message: "broken anchor: no element with this id".into(),
+                            url: url.clone(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    for p in &css {
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        let rel = p.strip_prefix(root).unwrap_or(p).to_path_buf();
+        for (i, _) in text.match_indices("url(") {
+            let rest = &text[i + 4..];
+            let end = rest.find(')').unwrap_or(rest.len());
+            let url = rest[..end]
+                .trim()
+                .trim_matches(|c| c == '"' || c == '\'')
+                .to_string();
+            // `@namespace m url(...)` names a namespace; nothing is fetched.
+            let line_start = text[..i].rfind('\n').map(|n| n + 1).unwrap_or(0);
+            if text[line_start..i].trim_start().starts_with("@namespace")
+                || url.starts_with("data:")
+                || url.starts_with('#')
+            {
+                continue;
+            }
+            if is_external(&url) {
+                problems.push(Problem {
+                    page: rel.clone(),
+                    message: "external resource in CSS".into(),
+                    url,
+                });
+            } else if !normalize(
+                &p.parent()
+                    .unwrap_or(root)
+                    .join(decode(url.split(['?', '#']).next().unwrap_or(""))),
+            )
+            .exists()
+            {
+                problems.push(Problem {
+                    page: rel.clone(),
+                    message: "CSS refers to a missing file".into(),
+                    url,
+                });
+            }
+        }
+        if text.contains("@import")
+            && (text.contains("@import url(\"http")
+                || text.contains("@import \"http")
+                || text.contains("@import 'http"))
+        {
+            problems.push(Problem {
+                page: rel.clone(),
+                message: "external @import in CSS".into(),
+                url: "@import".into(),
+            });
+        }
+    }
+    problems
+}
+
+/// Resolve `.` and `..` without touching the file system.
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
