@@ -25,7 +25,10 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .unwrap();
     let runs = 7;
     let tmp = tempfile::tempdir().unwrap();
 
@@ -35,7 +38,12 @@ fn main() {
         let t = Instant::now();
         let mut site = Site::load(&root);
         assert!(!site.diags.has_errors(), "the real book must pass check");
-        let opts = BuildOptions { use_gpu: false, progress: false, out_dir: Some(tmp.path().join(format!("full{i}"))), live_reload: false };
+        let opts = BuildOptions {
+            use_gpu: false,
+            progress: false,
+            out_dir: Some(tmp.path().join(format!("full{i}"))),
+            live_reload: false,
+        };
         site.build(&opts).expect("build");
         full.push(t.elapsed());
     }
@@ -54,9 +62,21 @@ fn main() {
         plain.push(t.elapsed());
     }
     let (f, p) = (median(full), median(plain));
-    let pages = walkdir::WalkDir::new(plain_root.join("src")).into_iter().filter(|e| e.as_ref().is_ok_and(|e| e.path().extension().is_some_and(|x| x == "md"))).count();
+    let pages = walkdir::WalkDir::new(plain_root.join("src"))
+        .into_iter()
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "md"))
+        })
+        .count();
     println!("pages: {pages}");
-    println!("full build (load→write), median of {runs}: {:.1} ms", f.as_secs_f64() * 1e3);
-    println!("plain mdBook build of the same pages, median of {runs}: {:.1} ms", p.as_secs_f64() * 1e3);
+    println!(
+        "full build (load→write), median of {runs}: {:.1} ms",
+        f.as_secs_f64() * 1e3
+    );
+    println!(
+        "plain mdBook build of the same pages, median of {runs}: {:.1} ms",
+        p.as_secs_f64() * 1e3
+    );
     println!("ratio: {:.2}× (bar: ≤ 1.5×)", f.as_secs_f64() / p.as_secs_f64());
 }

@@ -121,9 +121,7 @@ impl Diagnostics {
     /// Diagnostics sorted by file, line, column, so output is stable and easy to scan.
     pub fn sorted(&self) -> Vec<&Diagnostic> {
         let mut v: Vec<&Diagnostic> = self.items.iter().collect();
-        v.sort_by(|a, b| {
-            (&a.file, a.line, a.col, a.severity).cmp(&(&b.file, b.line, b.col, b.severity))
-        });
+        v.sort_by(|a, b| (&a.file, a.line, a.col, a.severity).cmp(&(&b.file, b.line, b.col, b.severity)));
         v
     }
 
@@ -144,11 +142,6 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
     let before = &text[..offset];
     let line = before.matches('\n').count() + 1;
-    let col = before
-        .rsplit('\n')
-        .next()
-        .map(|s| s.chars().count())
-        .unwrap_or(0)
-        + 1;
+    let col = before.rsplit('\n').next().map(|s| s.chars().count()).unwrap_or(0) + 1;
     (line, col)
 }

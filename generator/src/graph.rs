@@ -101,8 +101,7 @@ impl ConceptGraph {
             next.sort_by_key(|n| self.graph[*n].clone());
             let n = next[0];
             if let Some(pos) = seen.iter().position(|s| *s == n) {
-                let mut cyc: Vec<String> =
-                    seen[pos..].iter().map(|i| self.graph[*i].clone()).collect();
+                let mut cyc: Vec<String> = seen[pos..].iter().map(|i| self.graph[*i].clone()).collect();
                 cyc.push(self.graph[n].clone());
                 return cyc;
             }

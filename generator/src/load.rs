@@ -163,10 +163,10 @@ pub fn parse_card(text: &str, rel: &Path, diags: &mut Diagnostics) -> Option<Car
             let hint = if msg.contains("unknown field") {
                 format!("allowed keys: {}", CARD_KEYS.join(", "))
             } else if msg.contains("missing field") {
-                "every card needs id, title and summary; requires and tags are optional lists"
-                    .to_string()
+                "every card needs id, title and summary; requires and tags are optional lists".to_string()
             } else {
-                "check the YAML syntax of the front matter (lists as [a, b], strings with `:` quoted)".to_string()
+                "check the YAML syntax of the front matter (lists as [a, b], strings with `:` quoted)"
+                    .to_string()
             };
             diags
                 .error(rel, line, col, format!("front matter: {msg}"))
@@ -178,9 +178,7 @@ pub fn parse_card(text: &str, rel: &Path, diags: &mut Diagnostics) -> Option<Car
     for (i, l) in yaml.lines().enumerate() {
         if let Some((k, _)) = l.split_once(':') {
             if !k.starts_with([' ', '\t', '-', '#']) && !k.is_empty() {
-                key_lines
-                    .entry(k.trim().to_string())
-                    .or_insert(yaml_line + i);
+                key_lines.entry(k.trim().to_string()).or_insert(yaml_line + i);
             }
         }
     }
@@ -209,10 +207,7 @@ pub fn parse_paths(text: &str, rel: &Path, diags: &mut Diagnostics) -> Vec<Learn
     let entries: Vec<PathEntry> = match serde_yaml_ng::from_str(text) {
         Ok(v) => v,
         Err(e) => {
-            let (line, col) = e
-                .location()
-                .map(|l| (l.line(), l.column()))
-                .unwrap_or((1, 1));
+            let (line, col) = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
             let msg = e.to_string();
             let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
             let hint = if msg.contains("unknown field") {
@@ -255,7 +250,9 @@ pub fn parse_paths(text: &str, rel: &Path, diags: &mut Diagnostics) -> Vec<Learn
                 .map(|s| match find_token(&lines, from, end, s) {
                     Some(i) => {
                         from = i;
-                        let col = token_col(lines[i], s).map(|c| lines[i][..c].chars().count() + 1).unwrap_or(1);
+                        let col = token_col(lines[i], s)
+                            .map(|c| lines[i][..c].chars().count() + 1)
+                            .unwrap_or(1);
                         (i + 1, col)
                     }
                     None => (stations_line + 1, 1),

@@ -99,12 +99,7 @@ pub fn serve(root: &Path, host: &str, port: u16) -> ExitCode {
     });
 
     for req in server.incoming_requests() {
-        let url = req
-            .url()
-            .split(['?', '#'])
-            .next()
-            .unwrap_or("/")
-            .to_string();
+        let url = req.url().split(['?', '#']).next().unwrap_or("/").to_string();
         if url == "/__hdlc/version" {
             let _ = req.respond(tiny_http::Response::from_string(
                 version.load(Ordering::SeqCst).to_string(),
@@ -135,8 +130,7 @@ fn file_response(out: &Path, url: &str) -> tiny_http::Response<std::io::Cursor<V
             tiny_http::Response::from_data(bytes).with_header(header)
         }
         Err(_) => {
-            let body =
-                std::fs::read(out.join("404.html")).unwrap_or_else(|_| b"not found".to_vec());
+            let body = std::fs::read(out.join("404.html")).unwrap_or_else(|_| b"not found".to_vec());
             tiny_http::Response::from_data(body).with_status_code(404)
         }
     }

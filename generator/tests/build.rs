@@ -8,7 +8,9 @@ use hdlc::site::Site;
 use std::path::{Path, PathBuf};
 
 fn fixture(case: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/books").join(case)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/books")
+        .join(case)
 }
 
 fn copy_tree(from: &Path, to: &Path) {
@@ -25,7 +27,9 @@ fn copy_tree(from: &Path, to: &Path) {
     let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../book/assets");
     for e in walkdir::WalkDir::new(&assets) {
         let e = e.unwrap();
-        let t = to.join("book/assets").join(e.path().strip_prefix(&assets).unwrap());
+        let t = to
+            .join("book/assets")
+            .join(e.path().strip_prefix(&assets).unwrap());
         if e.file_type().is_dir() {
             std::fs::create_dir_all(&t).unwrap();
         } else {
@@ -35,7 +39,13 @@ fn copy_tree(from: &Path, to: &Path) {
 }
 
 fn build(root: &Path) -> std::process::Output {
-    Command::cargo_bin("hdlc").unwrap().arg("--root").arg(root).args(["build", "--no-gpu"]).output().unwrap()
+    Command::cargo_bin("hdlc")
+        .unwrap()
+        .arg("--root")
+        .arg(root)
+        .args(["build", "--no-gpu"])
+        .output()
+        .unwrap()
 }
 
 #[test]
@@ -44,9 +54,17 @@ fn build_writes_every_page_and_a_failed_build_keeps_the_old_book() {
     copy_tree(&fixture("valid"), tmp.path());
     let out = build(tmp.path());
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}\n{}", stdout, String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        stdout,
+        String::from_utf8_lossy(&out.stderr)
+    );
     for stage in ["load", "validate", "measure", "render", "write"] {
-        assert!(stdout.contains(&format!("{stage} ")), "timing of `{stage}` missing: {stdout}");
+        assert!(
+            stdout.contains(&format!("{stage} ")),
+            "timing of `{stage}` missing: {stdout}"
+        );
     }
     let html = tmp.path().join("book/html");
     for page in [
@@ -62,19 +80,33 @@ fn build_writes_every_page_and_a_failed_build_keeps_the_old_book() {
         "searchindex.js",
         "assets/math/font/latinmodern-math.woff2",
     ] {
-        assert!(html.join(page).is_file() || page == "searchindex.js", "missing {page}");
+        assert!(
+            html.join(page).is_file() || page == "searchindex.js",
+            "missing {page}"
+        );
     }
     let card = std::fs::read_to_string(html.join("cards/intensity.html")).unwrap();
     assert!(card.contains("<math"), "math is rendered as MathML");
     assert!(!card.contains("card:"), "card: links are resolved");
     assert!(card.contains("환승"), "intensity is on two lines: an interchange");
     let flops = std::fs::read_to_string(html.join("cards/flops.html")).unwrap();
-    assert!(flops.contains(r#"href="bytes.html""#), "card link resolved to the page: {flops}");
-    assert!(!tmp.path().read_dir().unwrap().any(|e| e.unwrap().file_name().to_string_lossy().starts_with(".build-")));
+    assert!(
+        flops.contains(r#"href="bytes.html""#),
+        "card link resolved to the page: {flops}"
+    );
+    assert!(!tmp.path().read_dir().unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with(".build-")));
 
     // Break a card: the build fails, names the file, and the old book is still there.
     let before = std::fs::read_to_string(html.join("index.html")).unwrap();
-    std::fs::write(tmp.path().join("cards/basics/bytes.md"), "---\nid: bytes\ntitle: [\n---\n").unwrap();
+    std::fs::write(
+        tmp.path().join("cards/basics/bytes.md"),
+        "---\nid: bytes\ntitle: [\n---\n",
+    )
+    .unwrap();
     let out = build(tmp.path());
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -88,7 +120,10 @@ fn rendered() -> hdlc::render::Pages {
     let site = Site::load(&fixture("valid"));
     assert!(!site.diags.has_errors());
     let mut diags = Diagnostics::new();
-    let figs = FigureData { files: &[], local_device: None };
+    let figs = FigureData {
+        files: &[],
+        local_device: None,
+    };
     render(&site.book, &site.graph, &figs, &mut diags).unwrap()
 }
 
@@ -107,7 +142,11 @@ fn summary_lists_each_card_once() {
     let pages = rendered();
     let summary = &pages[Path::new("SUMMARY.md")];
     for id in ["flops", "bytes", "intensity"] {
-        assert_eq!(summary.matches(&format!("(cards/{id}.md)")).count(), 1, "{summary}");
+        assert_eq!(
+            summary.matches(&format!("(cards/{id}.md)")).count(),
+            1,
+            "{summary}"
+        );
     }
     assert!(summary.contains("[나중 경로](paths/later.md)"));
 }
