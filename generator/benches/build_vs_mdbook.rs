@@ -43,6 +43,7 @@ fn main() {
             progress: false,
             out_dir: Some(tmp.path().join(format!("full{i}"))),
             live_reload: false,
+            templates_dir: None,
         };
         site.build(&opts).expect("build");
         full.push(t.elapsed());

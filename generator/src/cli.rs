@@ -39,10 +39,13 @@ enum Command {
         #[arg(long, default_value = "127.0.0.1")]
         host: String,
     },
-    /// The concept graph: counts, or DOT with --dot.
+    /// The concept graph: counts, or DOT with --dot, or the subway map's measures with --map-stats.
     Graph {
         #[arg(long)]
         dot: bool,
+        /// Lay the subway map out and print its measures (overlaps, crossings, bends, size).
+        #[arg(long, conflicts_with = "dot")]
+        map_stats: bool,
     },
     /// Run the GPU benchmarks and update kernels/results/.
     Bench {
@@ -68,7 +71,9 @@ pub fn run() -> ExitCode {
     {
         Some(r) => r,
         None => {
-            eprintln!("error: no paths.yaml in this folder or any parent; run from the book's root or pass --root");
+            eprintln!(
+                "error: no paths.yaml in this folder or any parent; run from the book's root or pass --root"
+            );
             return ExitCode::from(2);
         }
     };
@@ -83,7 +88,14 @@ pub fn run() -> ExitCode {
             },
         ),
         Command::Serve { port, host } => crate::serve::serve(&root, &host, port),
-        Command::Graph { dot } => graph(&root, dot),
+        Command::Graph {
+            dot: _,
+            map_stats: true,
+        } => map_stats(&root),
+        Command::Graph {
+            dot,
+            map_stats: false,
+        } => graph(&root, dot),
         Command::Bench {
             families,
             force,
@@ -176,12 +188,7 @@ fn graph(root: &std::path::Path, dot: bool) -> ExitCode {
         }
         println!("}}");
     } else {
-        let on_paths = site
-            .book
-            .paths
-            .iter()
-            .filter(|p| !p.stations.is_empty())
-            .count();
+        let on_paths = site.book.paths.iter().filter(|p| !p.stations.is_empty()).count();
         let interchanges = site
             .book
             .cards
@@ -200,20 +207,39 @@ fn graph(root: &std::path::Path, dot: bool) -> ExitCode {
         println!(
             "roots (no prerequisites): {}",
             g.node_indices()
-                .filter(|&n| g
-                    .neighbors_directed(n, petgraph::Direction::Incoming)
-                    .count()
-                    == 0)
+                .filter(|&n| g.neighbors_directed(n, petgraph::Direction::Incoming).count() == 0)
                 .count()
         );
     }
     ExitCode::SUCCESS
 }
 
+fn map_stats(root: &std::path::Path) -> ExitCode {
+    let site = Site::load(root);
+    if report(&site) {
+        return ExitCode::FAILURE;
+    }
+    let t = std::time::Instant::now();
+    let layout = crate::render::map::layout(&site.book, &site.graph);
+    let stats = layout.stats();
+    println!("{stats}");
+    println!(
+        "layout: {} round(s), {:.0} ms",
+        layout.rounds,
+        t.elapsed().as_secs_f64() * 1000.0
+    );
+    if stats.is_clean() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 fn bench(root: &std::path::Path, families: Vec<String>, force: bool, strict: bool) -> ExitCode {
+    let started = std::time::Instant::now();
     let opts = crate::measure::MeasureOptions {
         root: root.to_path_buf(),
-        families,
+        families: families.clone(),
         force,
         strict,
         progress: true,
@@ -224,10 +250,15 @@ fn bench(root: &std::path::Path, families: Vec<String>, force: bool, strict: boo
             for n in &m.notes {
                 println!("{n}");
             }
-            if m.local_device.is_none() {
+            let Some(device) = m.local_device.clone() else {
                 eprintln!("error: no GPU found; nothing was measured");
                 return ExitCode::FAILURE;
+            };
+            if let Some((path, file)) = m.files.iter().find(|(_, f)| f.device.name == device) {
+                println!("\n# {device} — {}", path.display());
+                print!("{}", crate::measure::report::summary(file, &families));
             }
+            println!("\nsuite wall time: {:.1} s", started.elapsed().as_secs_f64());
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -5,6 +5,7 @@
 
 pub mod calc;
 pub mod cli;
+pub mod cpubench;
 pub mod diag;
 pub mod figspec;
 pub mod graph;

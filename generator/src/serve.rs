@@ -17,11 +17,13 @@ fn rebuild(root: &Path, out: &Path) -> bool {
         eprintln!("rebuild stopped: fix the errors above (still serving the previous book)");
         return false;
     }
+    let templates = root.join("generator/src/render/templates");
     let opts = BuildOptions {
         use_gpu: true,
         progress: false,
         out_dir: Some(out.to_path_buf()),
         live_reload: true,
+        templates_dir: templates.is_dir().then_some(templates),
     };
     match site.build(&opts) {
         Ok(rep) => {
@@ -33,6 +35,21 @@ fn rebuild(root: &Path, out: &Path) -> bool {
             eprintln!("error: {e:#}");
             false
         }
+    }
+}
+
+/// A create, write, rename or delete of a source file. Reads (the rebuild itself opens every
+/// card) must not count, or each rebuild would trigger the next.
+fn is_edit(root: &Path, ev: &notify::Result<notify::Event>) -> bool {
+    use notify::EventKind;
+    match ev {
+        Ok(e) => {
+            matches!(
+                e.kind,
+                EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_)
+            ) && e.paths.iter().any(|p| relevant(root, p))
+        }
+        Err(_) => false,
     }
 }
 
@@ -88,9 +105,9 @@ pub fn serve(root: &Path, host: &str, port: u16) -> ExitCode {
     std::thread::spawn(move || {
         let _watcher = watcher;
         while let Ok(ev) = rx.recv() {
-            let mut hit = matches!(&ev, Ok(e) if e.paths.iter().any(|p| relevant(&r, p)));
+            let mut hit = is_edit(&r, &ev);
             while let Ok(ev) = rx.recv_timeout(Duration::from_millis(250)) {
-                hit |= matches!(&ev, Ok(e) if e.paths.iter().any(|p| relevant(&r, p)));
+                hit |= is_edit(&r, &ev);
             }
             if hit && rebuild(&r, &o) {
                 v.fetch_add(1, Ordering::SeqCst);

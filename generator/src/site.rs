@@ -28,6 +28,8 @@ pub struct BuildOptions {
     pub out_dir: Option<PathBuf>,
     /// Extra `<script>` injected into every page (live reload of `serve`).
     pub live_reload: bool,
+    /// Read page templates from this folder instead of the embedded ones (`serve`).
+    pub templates_dir: Option<PathBuf>,
 }
 
 impl Default for BuildOptions {
@@ -37,6 +39,7 @@ impl Default for BuildOptions {
             progress: true,
             out_dir: None,
             live_reload: false,
+            templates_dir: None,
         }
     }
 }
@@ -116,7 +119,13 @@ impl Site {
             local_device: measured.local_device.as_deref(),
         };
         let mut diags = Diagnostics::new();
-        let pages = render::render(&self.book, &self.graph, &figs, &mut diags)?;
+        let pages = render::render_with(
+            &self.book,
+            &self.graph,
+            &figs,
+            opts.templates_dir.as_deref(),
+            &mut diags,
+        )?;
         self.timings.push(("render", t.elapsed()));
         let failed = diags.has_errors();
         self.diags.extend(diags);

@@ -125,19 +125,31 @@ struct CardIndexEntry {
 /// Id of the card the front page recommends reading first, if the book has it.
 pub const OPENING_CARD: &str = "how-to-learn";
 
-fn templates() -> tera::Tera {
+const TEMPLATES: &[(&str, &str)] = &[
+    ("card.md", include_str!("templates/card.md")),
+    ("path.md", include_str!("templates/path.md")),
+    ("index.md", include_str!("templates/index.md")),
+    ("map.md", include_str!("templates/map.md")),
+    ("cards.md", include_str!("templates/cards.md")),
+    ("SUMMARY.md", include_str!("templates/SUMMARY.md")),
+];
+
+/// The page templates: embedded in the binary, or read from `dir` (used by `serve`, so that
+/// editing a template reloads the page without recompiling).
+fn templates(dir: Option<&std::path::Path>) -> anyhow::Result<tera::Tera> {
     let mut t = tera::Tera::default();
-    t.add_raw_templates(vec![
-        ("card.md", include_str!("templates/card.md")),
-        ("path.md", include_str!("templates/path.md")),
-        ("index.md", include_str!("templates/index.md")),
-        ("map.md", include_str!("templates/map.md")),
-        ("cards.md", include_str!("templates/cards.md")),
-        ("SUMMARY.md", include_str!("templates/SUMMARY.md")),
-    ])
-    .expect("embedded templates parse");
+    let mut sources: Vec<(String, String)> = Vec::new();
+    for (name, embedded) in TEMPLATES {
+        let text = match dir.map(|d| d.join(name)).filter(|p| p.is_file()) {
+            Some(p) => std::fs::read_to_string(&p)?,
+            None => embedded.to_string(),
+        };
+        sources.push((name.to_string(), text));
+    }
+    t.add_raw_templates(sources)
+        .map_err(|e| anyhow::anyhow!("page templates: {e:?}"))?;
     t.autoescape_on(vec![]);
-    t
+    Ok(t)
 }
 
 fn link(card: &Card) -> LinkView {
@@ -173,7 +185,18 @@ pub fn render(
     figs: &FigureData,
     diags: &mut Diagnostics,
 ) -> anyhow::Result<Pages> {
-    let t = templates();
+    render_with(book, graph, figs, None, diags)
+}
+
+/// [`render`] with templates read from `templates_dir` where it has them.
+pub fn render_with(
+    book: &Book,
+    graph: &ConceptGraph,
+    figs: &FigureData,
+    templates_dir: Option<&std::path::Path>,
+    diags: &mut Diagnostics,
+) -> anyhow::Result<Pages> {
+    let t = templates(templates_dir)?;
     let mut pages = Pages::new();
     let layout = map::layout(book, graph);
 

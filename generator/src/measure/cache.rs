@@ -1,0 +1,55 @@
+//! The cache key of a measurement.
+//!
+//! A record is re-measured only when something that could change its number changed: the kernel
+//! source, the problem parameters, the device, or the toolchain (driver, CUDA, NVRTC, the
+//! harness itself). Everything else — the date, the git commit, the generator version — is
+//! provenance, printed but not part of the key, so a rebuild of an unchanged book on the same
+//! machine measures nothing.
+
+use super::results::DeviceInfo;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+
+/// Bump when the harness changes how it verifies, times or counts (invalidates every record).
+pub const HARNESS_VERSION: u32 = 1;
+
+/// sha256 of a kernel source file, hex.
+pub fn source_hash(source: &str) -> String {
+    hex::encode(Sha256::digest(source.as_bytes()))
+}
+
+/// What goes into a key.
+#[derive(Debug, Clone)]
+pub struct KeyInput<'a> {
+    pub family: &'a str,
+    pub variant: &'a str,
+    /// `source_hash` of the kernel file ("" for library baselines).
+    pub source_hash: &'a str,
+    pub params: &'a BTreeMap<String, u64>,
+    pub device: &'a DeviceInfo,
+    /// Toolchain parts that only some records depend on, e.g. the cuBLAS version.
+    pub extra: &'a str,
+}
+
+/// Hex sha256 over an unambiguous rendering of the inputs (each field length-prefixed).
+pub fn cache_key(k: &KeyInput) -> String {
+    let mut h = Sha256::new();
+    let mut field = |name: &str, value: &str| {
+        h.update(name.as_bytes());
+        h.update((value.len() as u64).to_le_bytes());
+        h.update(value.as_bytes());
+    };
+    field("harness", &HARNESS_VERSION.to_string());
+    field("family", k.family);
+    field("variant", k.variant);
+    field("source", k.source_hash);
+    let params: Vec<String> = k.params.iter().map(|(p, v)| format!("{p}={v}")).collect();
+    field("params", &params.join(","));
+    field("device", &k.device.name);
+    field("cc", &k.device.compute_capability);
+    field("driver", &k.device.driver_version);
+    field("cuda", &k.device.cuda_version);
+    field("nvrtc", &k.device.nvrtc_version);
+    field("extra", k.extra);
+    hex::encode(h.finalize())
+}

@@ -1,0 +1,76 @@
+//! bandwidth: copies and vector add over 1 GiB arrays, against cuMemcpyDtoD.
+
+use super::super::gpu::{Arg, Launch};
+use super::super::harness::{check_and_time, Ctx, Fail, Res};
+use super::super::plan::Item;
+use super::super::reference::{random_vec, rel_error_f32, rel_error_fn};
+use super::super::results::{FailStage, Timing};
+use super::blocks;
+
+const FILE: &str = "bandwidth.cu";
+
+pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
+    let n = item.p("n");
+    let n4 = n / 4;
+    let sms = ctx.gpu.sm_count() as u64;
+    let seed = ctx.seed(item);
+    let kernel = if item.baseline {
+        None
+    } else {
+        Some(ctx.kernel(FILE, item.variant)?)
+    };
+    let gpu = ctx.gpu;
+
+    let a_host = random_vec(n as usize, seed, -1.0, 1.0);
+    let a = gpu.alloc_f32(n as usize)?;
+    gpu.upload_f32(&a, &a_host)?;
+    let out = gpu.alloc_f32(n as usize)?;
+
+    if item.variant == "vector_add_vec4" {
+        let b_host = random_vec(n as usize, seed ^ 0xb, -1.0, 1.0);
+        let b = gpu.alloc_f32(n as usize)?;
+        gpu.upload_f32(&b, &b_host)?;
+        let k = kernel.ok_or_else(|| Fail::new(FailStage::Compile, "no kernel"))?;
+        let cfg = Launch::linear(blocks(n4, 256 * 2), 256)?;
+        return check_and_time(
+            gpu,
+            item,
+            1e-6,
+            &[&out],
+            &mut || {
+                gpu.launch(
+                    &k,
+                    cfg,
+                    &[Arg::Buf(&a), Arg::Buf(&b), Arg::Buf(&out), Arg::U64(n4)],
+                )
+            },
+            &mut || {
+                let o = gpu.download_f32(&out, n as usize)?;
+                Ok(rel_error_fn(&o, |i| a_host[i] as f64 + b_host[i] as f64))
+            },
+        );
+    }
+
+    let (cfg, count) = match item.variant {
+        "memcpy" => (Launch::linear(1, 1)?, n),
+        "copy_naive" => (Launch::linear(blocks(n, 256), 256)?, n),
+        "copy_grid_stride" => (Launch::linear(sms * 8, 256)?, n),
+        "copy_vec4" => (Launch::linear(blocks(n4, 256), 256)?, n4),
+        "copy_vec4_ilp" => (Launch::linear(blocks(n4, 256 * 4), 256)?, n4),
+        other => {
+            return Err(Fail::new(
+                FailStage::Unsupported,
+                format!("no launch configuration for {other}"),
+            ))
+        }
+    };
+    let mut run = || match &kernel {
+        None => gpu.memcpy_dtod(&out, &a, (n * 4) as usize),
+        Some(k) => gpu.launch(k, cfg, &[Arg::Buf(&a), Arg::Buf(&out), Arg::U64(count)]),
+    };
+    // A copy must be exact.
+    check_and_time(gpu, item, 0.0, &[&out], &mut run, &mut || {
+        let o = gpu.download_f32(&out, n as usize)?;
+        Ok(rel_error_f32(&o, &a_host))
+    })
+}

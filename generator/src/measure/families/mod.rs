@@ -1,0 +1,37 @@
+//! The benchmark families: each sets up inputs for its items, checks every variant against a
+//! reference and times it, through the `gpu` boundary only.
+
+mod bandwidth;
+mod gemv;
+mod reduction;
+mod rmsnorm;
+mod sgemm;
+mod softmax;
+mod transpose;
+
+use super::harness::{to_outcome, Ctx, Res};
+use super::plan::Item;
+use super::results::{Outcome, Timing};
+
+/// Run one family's items, reporting each outcome through `done` as soon as it is known.
+pub fn run(ctx: &mut Ctx, family: &str, items: &[Item], done: &mut dyn FnMut(&Item, Outcome)) {
+    let f: fn(&mut Ctx, &Item) -> Res<Timing> = match family {
+        "bandwidth" => bandwidth::measure,
+        "transpose" => transpose::measure,
+        "reduction" => reduction::measure,
+        "softmax" => softmax::measure,
+        "rmsnorm" => rmsnorm::measure,
+        "gemv" => gemv::measure,
+        "sgemm" => sgemm::measure,
+        _ => return,
+    };
+    for item in items {
+        let out = to_outcome(f(ctx, item));
+        done(item, out);
+    }
+}
+
+/// Blocks of `threads` for `work` units (rounded up), as u64 for `Launch::linear`.
+pub(crate) fn blocks(work: u64, threads: u64) -> u64 {
+    work.div_ceil(threads)
+}

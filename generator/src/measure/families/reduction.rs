@@ -1,0 +1,71 @@
+//! reduction: the sum of 2^28 floats (1 GiB read), against cuMemcpyDtoD of the same array.
+//!
+//! Inputs are uniform in [0, 1): the sum is well conditioned, so the error measures the
+//! kernel's arithmetic rather than cancellation.
+
+use super::super::gpu::{Arg, Launch};
+use super::super::harness::{check_and_time, Ctx, Res};
+use super::super::plan::Item;
+use super::super::reference::{random_vec, rel_error_f32, sum_f64};
+use super::super::results::Timing;
+use super::blocks;
+
+const FILE: &str = "reduction.cu";
+
+pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
+    let n = item.p("n");
+    let seed = ctx.seed(item);
+    let sms = ctx.gpu.sm_count() as u64;
+    let gpu = ctx.gpu;
+    let x = random_vec(n as usize, seed, 0.0, 1.0);
+    let input = gpu.alloc_f32(n as usize)?;
+    gpu.upload_f32(&input, &x)?;
+
+    if item.baseline {
+        let out = gpu.alloc_f32(n as usize)?;
+        return check_and_time(
+            gpu,
+            item,
+            0.0,
+            &[&out],
+            &mut || gpu.memcpy_dtod(&out, &input, (n * 4) as usize),
+            &mut || Ok(rel_error_f32(&gpu.download_f32(&out, n as usize)?, &x)),
+        );
+    }
+
+    let k1 = ctx.kernel(FILE, item.variant)?;
+    let k2 = ctx.kernel(FILE, "sum_partials")?;
+    // Pass 1 grid: one element per thread for the first three rungs, a fixed grid for the last.
+    let (grid, count) = if item.variant == "reduce_vec4" {
+        (sms * 8, n / 4)
+    } else {
+        (blocks(n, 256), n)
+    };
+    let partials = gpu.alloc_f32(grid as usize)?;
+    let out = gpu.alloc_f32(1)?;
+    let cfg1 = Launch::linear(grid, 256)?;
+    let cfg2 = Launch::linear(1, 1024)?;
+    let reference = sum_f64(&x);
+    check_and_time(
+        gpu,
+        item,
+        1e-4,
+        &[&out, &partials],
+        &mut || {
+            gpu.launch(
+                &k1,
+                cfg1,
+                &[Arg::Buf(&input), Arg::U64(count), Arg::Buf(&partials)],
+            )?;
+            gpu.launch(
+                &k2,
+                cfg2,
+                &[Arg::Buf(&partials), Arg::U32(grid as u32), Arg::Buf(&out)],
+            )
+        },
+        &mut || {
+            let o = gpu.download_f32(&out, 1)?;
+            Ok(super::super::reference::rel_error(&o, &[reference]))
+        },
+    )
+}

@@ -1,0 +1,173 @@
+//! sgemm: C = A·B in FP32 at square sizes, against cuBLAS SGEMM in the same run.
+//!
+//! Verification: cuBLAS (default math mode: true FP32, no TF32) is itself checked against an f64
+//! CPU product at 256 × 256 × 256, and at the timed size on 256 sampled entries computed in f64.
+//! Each kernel is then checked against cuBLAS's output at the timed size over all M·N entries
+//! (without cuBLAS, against 4096 sampled f64 entries).
+
+use super::super::gpu::{Arg, DevBuf, Gpu, Launch};
+use super::super::harness::{check_and_time, Ctx, Fail, Res};
+use super::super::plan::Item;
+use super::super::reference::{matmul_entry, matmul_f64, mix, random_vec, rel_error, rel_error_f32};
+use super::super::results::{FailStage, Timing};
+
+const FILE: &str = "sgemm.cu";
+const TOL: f64 = 1e-4;
+
+/// The host copies of the operands of one product, row-major: A is m × k, B is k × n.
+struct Operands<'a> {
+    a: &'a [f32],
+    b: &'a [f32],
+    m: usize,
+    n: usize,
+    k: usize,
+}
+
+/// ‖c − ref‖ / ‖ref‖ over `samples` entries chosen from `seed`, ref in f64.
+fn sampled_rel(c: &[f32], ops: &Operands, samples: usize, seed: u64) -> f64 {
+    let Operands { a, b, m, n, k } = *ops;
+    let (mut num, mut den) = (0f64, 0f64);
+    for s in 0..samples as u64 {
+        let h = mix(seed ^ mix(s));
+        let (i, j) = ((h % m as u64) as usize, ((h >> 32) % n as u64) as usize);
+        let r = matmul_entry(a, b, n, k, i, j);
+        let o = c[i * n + j];
+        if !o.is_finite() {
+            return f64::INFINITY;
+        }
+        num += (o as f64 - r).powi(2);
+        den += r * r;
+    }
+    if den == 0.0 {
+        f64::INFINITY
+    } else {
+        (num / den).sqrt()
+    }
+}
+
+/// cuBLAS against f64 at 256³ on fresh inputs.
+fn cublas_small_check(gpu: &Gpu, seed: u64) -> anyhow::Result<f64> {
+    let s = 256;
+    let (a, b) = (
+        random_vec(s * s, seed ^ 1, -1.0, 1.0),
+        random_vec(s * s, seed ^ 2, -1.0, 1.0),
+    );
+    let (da, db, dc) = (
+        gpu.alloc_f32(s * s)?,
+        gpu.alloc_f32(s * s)?,
+        gpu.alloc_f32(s * s)?,
+    );
+    gpu.upload_f32(&da, &a)?;
+    gpu.upload_f32(&db, &b)?;
+    gpu.fill_nan(&dc)?;
+    gpu.sgemm_cublas(s, s, s, &da, &db, &dc)?;
+    let c = gpu.download_f32(&dc, s * s)?;
+    Ok(rel_error(&c, &matmul_f64(&a, &b, s, s, s)))
+}
+
+pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
+    let (m, n, k) = (item.p("m") as usize, item.p("n") as usize, item.p("k") as usize);
+    if m % 128 != 0 || n % 128 != 0 || k % 128 != 0 {
+        return Err(Fail::new(
+            FailStage::Unsupported,
+            "sizes must be multiples of 128",
+        ));
+    }
+    let seed = ctx.seed(item);
+    let kernel = if item.baseline {
+        None
+    } else {
+        Some(ctx.kernel(FILE, item.variant)?)
+    };
+    let gpu = ctx.gpu;
+    let a_host = random_vec(m * k, seed ^ 0xa, -1.0, 1.0);
+    let b_host = random_vec(k * n, seed ^ 0xb, -1.0, 1.0);
+    let (a, b, c) = (
+        gpu.alloc_f32(m * k)?,
+        gpu.alloc_f32(k * n)?,
+        gpu.alloc_f32(m * n)?,
+    );
+    gpu.upload_f32(&a, &a_host)?;
+    gpu.upload_f32(&b, &b_host)?;
+    let ops = Operands {
+        a: &a_host,
+        b: &b_host,
+        m,
+        n,
+        k,
+    };
+
+    let Some(kern) = kernel else {
+        if !gpu.has_cublas() {
+            return Err(Fail::new(FailStage::Unsupported, "cuBLAS library not found"));
+        }
+        return check_and_time(
+            gpu,
+            item,
+            TOL,
+            &[&c],
+            &mut || gpu.sgemm_cublas(m, n, k, &a, &b, &c),
+            &mut || {
+                let small = cublas_small_check(gpu, seed)?;
+                let out = gpu.download_f32(&c, m * n)?;
+                Ok(small.max(sampled_rel(&out, &ops, 256, seed)))
+            },
+        );
+    };
+
+    // The reference for the kernel: cuBLAS on the same inputs (or sampled f64 without cuBLAS).
+    let c_ref = if gpu.has_cublas() {
+        Some(cublas_reference(gpu, m, n, k, &a, &b)?)
+    } else {
+        None
+    };
+    let (mu, nu) = (m as u32, n as u32);
+    let cfg = match item.variant {
+        "sgemm_naive" => Launch::grid2(mu / 32, nu / 32, 32, 32),
+        "sgemm_coalesced" | "sgemm_smem" => Launch::grid2(nu / 32, mu / 32, 32, 32),
+        "sgemm_blocktile_1d" => Launch::grid2(nu / 64, mu / 64, 512, 1),
+        _ => Launch::grid2(nu / 128, mu / 128, 256, 1),
+    };
+    let args = [
+        Arg::I32(m as i32),
+        Arg::I32(n as i32),
+        Arg::I32(k as i32),
+        Arg::Buf(&a),
+        Arg::Buf(&b),
+        Arg::Buf(&c),
+    ];
+    check_and_time(
+        gpu,
+        item,
+        TOL,
+        &[&c],
+        &mut || gpu.launch(&kern, cfg, &args),
+        &mut || {
+            let out = gpu.download_f32(&c, m * n)?;
+            Ok(match &c_ref {
+                Some(r) => rel_error_f32(&out, r),
+                None => {
+                    if out.iter().any(|v| !v.is_finite()) {
+                        f64::INFINITY
+                    } else {
+                        sampled_rel(&out, &ops, 4096, seed)
+                    }
+                }
+            })
+        },
+    )
+}
+
+fn cublas_reference(
+    gpu: &Gpu,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &DevBuf,
+    b: &DevBuf,
+) -> anyhow::Result<Vec<f32>> {
+    let c = gpu.alloc_f32(m * n)?;
+    gpu.fill_nan(&c)?;
+    gpu.sgemm_cublas(m, n, k, a, b, &c)?;
+    gpu.download_f32(&c, m * n)
+}

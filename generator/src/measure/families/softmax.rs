@@ -1,0 +1,138 @@
+//! softmax: row softmax of a 32768 × 4096 matrix (512 MiB each way), against cuMemcpyDtoD.
+
+use super::super::gpu::{Arg, Launch};
+use super::super::harness::{check_and_time, Ctx, Fail, Res};
+use super::super::plan::Item;
+use super::super::reference::{random_vec, rel_error_f32, rel_error_fn, softmax_at, softmax_row_stats};
+use super::super::results::{FailStage, Timing};
+
+const FILE: &str = "softmax.cu";
+
+pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
+    let (rows, cols) = (item.p("rows") as usize, item.p("cols") as usize);
+    let seed = ctx.seed(item);
+    let gpu = ctx.gpu;
+    // Scores in [-8, 8): exp spans e^16, enough to make the max subtraction matter.
+    let x = random_vec(rows * cols, seed, -8.0, 8.0);
+    let input = gpu.alloc_f32(rows * cols)?;
+    gpu.upload_f32(&input, &x)?;
+    let out = gpu.alloc_f32(rows * cols)?;
+
+    if item.baseline {
+        return check_and_time(
+            gpu,
+            item,
+            0.0,
+            &[&out],
+            &mut || gpu.memcpy_dtod(&out, &input, rows * cols * 4),
+            &mut || Ok(rel_error_f32(&gpu.download_f32(&out, rows * cols)?, &x)),
+        );
+    }
+
+    let row_max = gpu.alloc_f32(rows)?;
+    let row_sum = gpu.alloc_f32(rows)?;
+    let per_row = Launch::linear(rows as u64, 256)?;
+    let stats = softmax_row_stats(&x, rows, cols);
+    let mut check = || {
+        let o = gpu.download_f32(&out, rows * cols)?;
+        Ok(rel_error_fn(&o, |i| softmax_at(&x, &stats, cols, i)))
+    };
+    let tol = 1e-5;
+    match item.variant {
+        "softmax_three_pass" => {
+            let (k1, k2, k3) = (
+                ctx.kernel(FILE, "softmax3_max")?,
+                ctx.kernel(FILE, "softmax3_sum")?,
+                ctx.kernel(FILE, "softmax_normalize")?,
+            );
+            check_and_time(
+                gpu,
+                item,
+                tol,
+                &[&out, &row_max, &row_sum],
+                &mut || {
+                    gpu.launch(&k1, per_row, &[Arg::Buf(&input), Arg::Buf(&row_max), c_arg(cols)])?;
+                    gpu.launch(
+                        &k2,
+                        per_row,
+                        &[
+                            Arg::Buf(&input),
+                            Arg::Buf(&row_max),
+                            Arg::Buf(&row_sum),
+                            c_arg(cols),
+                        ],
+                    )?;
+                    gpu.launch(
+                        &k3,
+                        per_row,
+                        &[
+                            Arg::Buf(&input),
+                            Arg::Buf(&row_max),
+                            Arg::Buf(&row_sum),
+                            Arg::Buf(&out),
+                            c_arg(cols),
+                        ],
+                    )
+                },
+                &mut check,
+            )
+        }
+        "softmax_online" => {
+            let (k1, k2) = (
+                ctx.kernel(FILE, "softmax_online_stats")?,
+                ctx.kernel(FILE, "softmax_normalize")?,
+            );
+            check_and_time(
+                gpu,
+                item,
+                tol,
+                &[&out, &row_max, &row_sum],
+                &mut || {
+                    gpu.launch(
+                        &k1,
+                        per_row,
+                        &[
+                            Arg::Buf(&input),
+                            Arg::Buf(&row_max),
+                            Arg::Buf(&row_sum),
+                            c_arg(cols),
+                        ],
+                    )?;
+                    gpu.launch(
+                        &k2,
+                        per_row,
+                        &[
+                            Arg::Buf(&input),
+                            Arg::Buf(&row_max),
+                            Arg::Buf(&row_sum),
+                            Arg::Buf(&out),
+                            c_arg(cols),
+                        ],
+                    )
+                },
+                &mut check,
+            )
+        }
+        _ => {
+            let k = ctx.kernel(FILE, item.variant)?;
+            if cols % 4 != 0 || cols > 4 * 8 * 256 {
+                return Err(Fail::new(
+                    FailStage::Unsupported,
+                    "softmax_fused needs cols divisible by 4 and at most 8192",
+                ));
+            }
+            check_and_time(
+                gpu,
+                item,
+                tol,
+                &[&out],
+                &mut || gpu.launch(&k, per_row, &[Arg::Buf(&input), Arg::Buf(&out), c_arg(cols)]),
+                &mut check,
+            )
+        }
+    }
+}
+
+fn c_arg(cols: usize) -> Arg<'static> {
+    Arg::I32(cols as i32)
+}

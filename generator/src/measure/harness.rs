@@ -1,0 +1,188 @@
+//! The part of the harness shared by every family: compiling kernel files once, turning errors
+//! into failed records, and the check-then-time protocol.
+//!
+//! Protocol for one variant: poison the outputs with NaN, run once, compare with the reference
+//! (‖out − ref‖ / ‖ref‖ within tolerance, NaN never passes); only then warm up, estimate one
+//! run's time, and time enough repetitions with CUDA events, the L2 flushed before each. A
+//! variant that fails its check is recorded as failed and never timed.
+
+use super::gpu::{DevBuf, Gpu, Kernel, Module};
+use super::plan::{self, Item};
+use super::reference;
+use super::results::{FailStage, Outcome, Timing};
+use std::collections::HashMap;
+
+/// A failure at a stage, before it becomes an `Outcome::Failed`.
+#[derive(Debug)]
+pub struct Fail {
+    pub stage: FailStage,
+    pub error: String,
+}
+
+impl Fail {
+    pub fn new(stage: FailStage, error: impl Into<String>) -> Fail {
+        Fail {
+            stage,
+            error: error.into(),
+        }
+    }
+}
+
+/// Driver errors (allocation, copy, launch, sync) are launch-stage failures.
+impl From<anyhow::Error> for Fail {
+    fn from(e: anyhow::Error) -> Fail {
+        Fail::new(FailStage::Launch, format!("{e:#}"))
+    }
+}
+
+pub type Res<T> = Result<T, Fail>;
+
+pub fn to_outcome(r: Res<Timing>) -> Outcome {
+    match r {
+        Ok(t) => Outcome::Ok(t),
+        Err(f) => Outcome::Failed {
+            stage: f.stage,
+            error: f.error,
+        },
+    }
+}
+
+/// Timed-repetition policy: at least ~200 ms of timed runs or at least 20 runs, whichever is
+/// cheaper to reach, never fewer than 5 and never more than 300.
+pub fn rep_count(estimate_ms: f64) -> usize {
+    if !estimate_ms.is_finite() || estimate_ms <= 0.0 {
+        return 20;
+    }
+    let for_time = (200.0 / estimate_ms).ceil() as usize;
+    let reps = if 20.0 * estimate_ms <= 1000.0 {
+        for_time.max(20)
+    } else {
+        for_time
+    };
+    reps.clamp(5, 300)
+}
+
+/// Per-run state: the device, compiled modules, the input seed and notes for the build log.
+pub struct Ctx<'g> {
+    pub gpu: &'g Gpu,
+    modules: HashMap<String, Result<Module, String>>,
+    kernels_noted: std::collections::HashSet<String>,
+    pub base_seed: u64,
+    pub notes: Vec<String>,
+}
+
+impl<'g> Ctx<'g> {
+    pub fn new(gpu: &'g Gpu, base_seed: u64) -> Ctx<'g> {
+        Ctx {
+            gpu,
+            modules: HashMap::new(),
+            kernels_noted: Default::default(),
+            base_seed,
+            notes: Vec::new(),
+        }
+    }
+
+    /// A kernel from a kernels/*.cu file; compile failures become `FailStage::Compile` with the
+    /// file and line of each error.
+    pub fn kernel(&mut self, file: &str, name: &str) -> Res<Kernel> {
+        if !self.modules.contains_key(file) {
+            let compiled = match super::kernel_source(file) {
+                None => Err(format!("{file}: no such kernel file is embedded")),
+                Some(src) => self
+                    .gpu
+                    .compile(file, src)
+                    .map_err(|f| super::nvrtc_log::describe_failure(file, &f.log)),
+            };
+            self.modules.insert(file.to_string(), compiled);
+        }
+        let module = match &self.modules[file] {
+            Ok(m) => m,
+            Err(e) => return Err(Fail::new(FailStage::Compile, e.clone())),
+        };
+        let k = self
+            .gpu
+            .kernel(module, name)
+            .map_err(|e| Fail::new(FailStage::Compile, format!("{e:#}")))?;
+        if self.kernels_noted.insert(format!("{file}:{name}")) {
+            let spill = if k.local_bytes > 0 {
+                " (local memory: spills or a stack array!)"
+            } else {
+                ""
+            };
+            self.notes.push(format!(
+                "kernel {file}:{name}: {} registers, {} B static shared, {} B local{spill}",
+                k.registers, k.static_smem_bytes, k.local_bytes
+            ));
+        }
+        Ok(k)
+    }
+
+    /// Seed for the fresh inputs of one item.
+    pub fn seed(&self, item: &Item) -> u64 {
+        reference::seed_for(self.base_seed, &item.describe())
+    }
+}
+
+/// Turn a relative error into a verification verdict.
+pub fn verify(rel: f64, tol: f64) -> Res<()> {
+    if reference::passes(rel, tol) {
+        Ok(())
+    } else if !rel.is_finite() {
+        Err(Fail::new(
+            FailStage::Verify,
+            "output has NaN/Inf (unwritten or overflowed elements)",
+        ))
+    } else {
+        Err(Fail::new(
+            FailStage::Verify,
+            format!("relative error {rel:.3e} exceeds tolerance {tol:.0e}"),
+        ))
+    }
+}
+
+/// Check one variant, then time it.
+///
+/// `poison`: outputs filled with NaN before the check run. `run`: enqueue one complete run
+/// (all passes). `check`: after the check run, return ‖out − ref‖ / ‖ref‖.
+pub fn check_and_time(
+    gpu: &Gpu,
+    item: &Item,
+    tol: f64,
+    poison: &[&DevBuf],
+    run: &mut dyn FnMut() -> anyhow::Result<()>,
+    check: &mut dyn FnMut() -> anyhow::Result<f64>,
+) -> Res<Timing> {
+    for b in poison {
+        gpu.fill_nan(b)?;
+    }
+    run()?;
+    gpu.sync()?;
+    let rel = check()?;
+    verify(rel, tol)?;
+    // Warm-up (module load, clocks, TLB), then one flushed run to size the repetitions.
+    run()?;
+    gpu.sync()?;
+    let estimate = gpu.time_runs(1, run)?;
+    let reps = rep_count(estimate[0]);
+    let samples = gpu.time_runs(reps, run)?;
+    timing_from(item, rel, tol, &samples)
+}
+
+/// Build a Timing from samples (ms per run).
+pub fn timing_from(item: &Item, rel: f64, tol: f64, samples: &[f64]) -> Res<Timing> {
+    let (median, p10, p90) = reference::percentiles(samples);
+    if !(median.is_finite() && median > 0.0) {
+        return Err(Fail::new(FailStage::Launch, "timing produced no valid samples"));
+    }
+    let (flops, bytes) = plan::work(item);
+    Ok(Timing {
+        rel_error: rel,
+        tolerance: tol,
+        reps: samples.len() as u32,
+        median_ms: median,
+        p10_ms: p10,
+        p90_ms: p90,
+        flops,
+        bytes,
+    })
+}

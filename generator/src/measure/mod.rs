@@ -1,0 +1,409 @@
+//! Stage 3, measure: make sure every figure the book asks for has numbers behind it.
+//!
+//! Results are committed per device under `kernels/results/`; with a GPU present the harness
+//! measures what is missing (by cache key) and merges it in, without one the shipped results are
+//! used and every figure says so.
+//!
+//! Layout: `plan` (what to measure, how much work it is), `cache` (keys), `store` (files,
+//! merging, picking the best record), `reference` (CPU f64 references, inputs, error measure),
+//! `nvrtc_log` (compile errors as file:line) and `device` are plain CPU code and are tested
+//! without a GPU. `gpu` is the only module that touches cudarc; `harness` and `families` use it
+//! through plain types.
+
+pub mod cache;
+pub mod device;
+mod families;
+mod gpu;
+mod harness;
+pub mod nvrtc_log;
+pub mod plan;
+pub mod reference;
+pub mod report;
+pub mod results;
+pub mod store;
+
+pub use harness::rep_count;
+pub use store::{baseline_ok, best_ok, metric, metric_unit};
+
+use anyhow::{anyhow, bail, Result};
+use results::{DeviceInfo, Outcome, Provenance, Record, ResultsFile, SCHEMA_VERSION};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// What `measure` should do.
+#[derive(Debug, Clone)]
+pub struct MeasureOptions {
+    /// Repository root (kernels/ lives under it).
+    pub root: PathBuf,
+    /// Families to consider; empty = all families.
+    pub families: Vec<String>,
+    /// Re-measure even when the cache key matches.
+    pub force: bool,
+    /// Error if any variant failed (deliberate skips excepted).
+    pub strict: bool,
+    /// Show a progress bar.
+    pub progress: bool,
+    /// false = never touch the GPU (tests, --no-gpu).
+    pub use_gpu: bool,
+}
+
+/// What `measure` produced.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// Every results file available, after merging, sorted by path.
+    pub files: Vec<(PathBuf, results::ResultsFile)>,
+    /// Name of the GPU measured on in this run, if any.
+    pub local_device: Option<String>,
+    /// Human-readable lines for the build log.
+    pub notes: Vec<String>,
+}
+
+/// The benchmark families, in run order.
+pub fn families() -> &'static [&'static str] {
+    plan::FAMILIES
+}
+
+/// The kernel sources compiled into the binary.
+const KERNEL_SOURCES: &[(&str, &str)] = &[
+    ("bandwidth.cu", include_str!("../../../kernels/bandwidth.cu")),
+    ("transpose.cu", include_str!("../../../kernels/transpose.cu")),
+    ("reduction.cu", include_str!("../../../kernels/reduction.cu")),
+    ("softmax.cu", include_str!("../../../kernels/softmax.cu")),
+    ("rmsnorm.cu", include_str!("../../../kernels/rmsnorm.cu")),
+    ("gemv.cu", include_str!("../../../kernels/gemv.cu")),
+    ("sgemm.cu", include_str!("../../../kernels/sgemm.cu")),
+];
+
+/// An embedded kernels/*.cu file by name, e.g. "sgemm.cu".
+pub fn kernel_source(file: &str) -> Option<&'static str> {
+    KERNEL_SOURCES.iter().find(|(f, _)| *f == file).map(|(_, s)| *s)
+}
+
+/// Names of all embedded kernel files.
+pub fn kernel_files() -> impl Iterator<Item = &'static str> {
+    KERNEL_SOURCES.iter().map(|(f, _)| *f)
+}
+
+/// Compile a kernel source with NVRTC for `arch` without a GPU (a syntax and type check of the
+/// kernels on machines that have NVRTC but no device). `None` when NVRTC is not installed;
+/// otherwise the errors as `file:line: error: ...` lines.
+pub fn nvrtc_check(file: &str, source: &str, arch: &str) -> Option<Result<(), String>> {
+    gpu::nvrtc_compile_only(file, source, arch)
+        .map(|r| r.map_err(|log| nvrtc_log::describe_failure(file, &log)))
+}
+
+/// Where the results files live.
+pub fn results_dir(root: &Path) -> PathBuf {
+    root.join("kernels").join("results")
+}
+
+/// The cache key of one plan item on one device.
+pub fn item_key(item: &plan::Item, device: &DeviceInfo, extra: &str) -> (String, String) {
+    let source_hash = item
+        .source_file
+        .and_then(kernel_source)
+        .map(cache::source_hash)
+        .unwrap_or_default();
+    let key = cache::cache_key(&cache::KeyInput {
+        family: item.family,
+        variant: item.variant,
+        source_hash: &source_hash,
+        params: &item.params,
+        device,
+        extra,
+    });
+    (key, source_hash)
+}
+
+/// Whether an existing record with this key can stand in for a new measurement. A launch
+/// failure may be transient (driver hiccup, out of memory), so it is retried.
+fn reusable(r: &Record) -> bool {
+    !matches!(
+        r.outcome,
+        Outcome::Failed {
+            stage: results::FailStage::Launch,
+            ..
+        }
+    )
+}
+
+/// Run the measure stage.
+pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
+    let dir = results_dir(&opts.root);
+    let mut files = store::load_dir(&dir)?;
+    let mut notes = Vec::new();
+
+    let selected: Vec<&'static str> = if opts.families.is_empty() {
+        plan::FAMILIES.to_vec()
+    } else {
+        let mut v = Vec::new();
+        for f in &opts.families {
+            match plan::FAMILIES.iter().find(|k| **k == f.as_str()) {
+                Some(k) => v.push(*k),
+                None => bail!(
+                    "unknown benchmark family `{f}` (known: {})",
+                    plan::FAMILIES.join(", ")
+                ),
+            }
+        }
+        v
+    };
+
+    if !opts.use_gpu {
+        notes.push("GPU not used (disabled): using shipped results".to_string());
+        return Ok(Measured {
+            files,
+            local_device: None,
+            notes,
+        });
+    }
+    let opened = std::panic::catch_unwind(gpu::Gpu::open)
+        .unwrap_or_else(|_| Err(anyhow!("GPU initialisation panicked")));
+    let gpu = match opened {
+        Ok(Some(g)) => g,
+        Ok(None) => {
+            notes.push("no GPU found: using shipped results".to_string());
+            return Ok(Measured {
+                files,
+                local_device: None,
+                notes,
+            });
+        }
+        Err(e) => {
+            notes.push(format!("GPU present but unusable ({e:#}): using shipped results"));
+            return Ok(Measured {
+                files,
+                local_device: None,
+                notes,
+            });
+        }
+    };
+    let device = gpu.info().clone();
+    let path = dir.join(format!("{}.json", device::slug(&device.name)));
+    let mut file = files
+        .iter()
+        .find(|(p, _)| *p == path)
+        .map(|(_, f)| f.clone())
+        .unwrap_or_else(|| ResultsFile {
+            schema: SCHEMA_VERSION,
+            device: device.clone(),
+            records: Vec::new(),
+        });
+    file.device = device.clone();
+
+    // Which items need measuring.
+    let cublas = gpu
+        .cublas_version()
+        .map(|v| format!("cublas={v}"))
+        .unwrap_or_default();
+    let mut todo: Vec<(plan::Item, String, String)> = Vec::new();
+    let mut cached = 0usize;
+    for fam in &selected {
+        for item in plan::items(fam) {
+            let extra = if item.variant == "cublas" {
+                cublas.as_str()
+            } else {
+                ""
+            };
+            let (key, hash) = item_key(&item, &device, extra);
+            let hit = file
+                .records
+                .iter()
+                .any(|r| r.key == key && store::same_slot_item(r, &item) && reusable(r));
+            if hit && !opts.force {
+                cached += 1;
+            } else {
+                todo.push((item, key, hash));
+            }
+        }
+    }
+
+    let provenance = Provenance {
+        generator_version: env!("CARGO_PKG_VERSION").to_string(),
+        git_commit: git_commit(&opts.root),
+        date: now_rfc3339(),
+    };
+    let base_seed = std::env::var("HDLC_SEED")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+        });
+
+    let started = Instant::now();
+    let mut new_records: Vec<Record> = Vec::new();
+    if !todo.is_empty() {
+        notes.push(format!(
+            "measuring {} item(s) on {} (CC {}, driver {}, CUDA {}, NVRTC {}{}); input seed {base_seed}",
+            todo.len(),
+            device.name,
+            device.compute_capability,
+            device.driver_version,
+            device.cuda_version,
+            device.nvrtc_version,
+            gpu.cublas_version()
+                .map(|v| format!(", cuBLAS {v}"))
+                .unwrap_or_default()
+        ));
+        let bar = if opts.progress {
+            let b = indicatif::ProgressBar::new(todo.len() as u64);
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
+            {
+                b.set_style(style.progress_chars("=> "));
+            }
+            b
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
+        let mut ctx = harness::Ctx::new(&gpu, base_seed);
+        for fam in &selected {
+            let batch: Vec<&(plan::Item, String, String)> =
+                todo.iter().filter(|(i, _, _)| i.family == *fam).collect();
+            if batch.is_empty() {
+                continue;
+            }
+            let mut outcomes: Vec<(plan::Item, Outcome)> = Vec::new();
+            let (skipped, runnable): (Vec<_>, Vec<_>) = batch
+                .iter()
+                .map(|(i, _, _)| i.clone())
+                .partition(|i| i.skip.is_some());
+            for i in skipped {
+                let reason = i.skip.unwrap_or("skipped").to_string();
+                outcomes.push((
+                    i,
+                    Outcome::Failed {
+                        stage: results::FailStage::Unsupported,
+                        error: reason,
+                    },
+                ));
+                bar.inc(1);
+            }
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                families::run(&mut ctx, fam, &runnable, &mut |item, outcome| {
+                    bar.set_message(item.describe());
+                    bar.inc(1);
+                    outcomes.push((item.clone(), outcome));
+                });
+            }));
+            if run.is_err() {
+                for i in &runnable {
+                    if !outcomes.iter().any(|(o, _)| o == i) {
+                        outcomes.push((
+                            i.clone(),
+                            Outcome::Failed {
+                                stage: results::FailStage::Launch,
+                                error: "harness panicked".into(),
+                            },
+                        ));
+                    }
+                }
+            }
+            for (item, outcome) in outcomes {
+                let (key, hash) = batch
+                    .iter()
+                    .find(|(i, _, _)| *i == item)
+                    .map(|(_, k, h)| (k.clone(), h.clone()))
+                    .unwrap_or_default();
+                match &outcome {
+                    Outcome::Failed {
+                        stage: results::FailStage::Unsupported,
+                        error,
+                    } => notes.push(format!("{}: not measured ({error})", item.describe())),
+                    Outcome::Failed { stage, error } => {
+                        notes.push(format!("{}: {stage:?} failed: {error}", item.describe()))
+                    }
+                    Outcome::Ok(_) => {}
+                }
+                new_records.push(Record {
+                    family: item.family.to_string(),
+                    variant: item.variant.to_string(),
+                    label: item.label.to_string(),
+                    rung: item.rung,
+                    baseline: item.baseline,
+                    params: item.params.clone(),
+                    key,
+                    source_hash: hash,
+                    source_file: item.source_file.map(str::to_string),
+                    outcome,
+                    provenance: provenance.clone(),
+                });
+            }
+        }
+        bar.finish_and_clear();
+        notes.append(&mut ctx.notes);
+        let measured = new_records.len();
+        store::merge(&mut file, new_records);
+        store::save_atomic(&path, &file)?;
+        notes.push(format!(
+            "measured {measured} item(s) in {:.1} s, {cached} cached; wrote {}",
+            started.elapsed().as_secs_f64(),
+            path.display()
+        ));
+    } else {
+        notes.push(format!(
+            "all {cached} item(s) cached for {}; nothing to measure",
+            device.name
+        ));
+    }
+
+    // Replace or add the device's file in the list.
+    if let Some(slot) = files.iter_mut().find(|(p, _)| *p == path) {
+        slot.1 = file.clone();
+    } else if !file.records.is_empty() {
+        files.push((path.clone(), file.clone()));
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+    }
+
+    if opts.strict {
+        let failed: Vec<String> = file
+            .records
+            .iter()
+            .filter(|r| selected.contains(&r.family.as_str()) && store::is_real_failure(r))
+            .map(|r| format!("{}/{}", r.family, r.variant))
+            .collect();
+        if !failed.is_empty() {
+            bail!(
+                "{} variant(s) failed on {} (--strict): {}",
+                failed.len(),
+                device.name,
+                failed.join(", ")
+            );
+        }
+    }
+    Ok(Measured {
+        files,
+        local_device: Some(device.name.clone()),
+        notes,
+    })
+}
+
+/// The commit the numbers were measured at: $HDLC_GIT_COMMIT, else `git rev-parse`, else
+/// "unknown".
+fn git_commit(root: &Path) -> String {
+    if let Ok(c) = std::env::var("HDLC_GIT_COMMIT") {
+        if !c.trim().is_empty() {
+            return c.trim().to_string();
+        }
+    }
+    std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| "unknown".to_string())
+}

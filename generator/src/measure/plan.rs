@@ -1,0 +1,245 @@
+//! What the harness measures: families, their variants (the teaching ladder) and problem sizes,
+//! and how much work each run does. Pure data, no GPU: the cache check and the tests use it.
+//!
+//! Sizes are chosen so that the memory-bound families move at least 512 MiB each way, ten times
+//! an H100's 50 MB L2, so the cache cannot flatter them (the L2 is also flushed between runs).
+
+use std::collections::BTreeMap;
+
+/// Every benchmark family, in the order the harness runs them.
+pub const FAMILIES: &[&str] = &[
+    "bandwidth",
+    "transpose",
+    "reduction",
+    "softmax",
+    "rmsnorm",
+    "gemv",
+    "sgemm",
+];
+
+/// Square SGEMM sizes.
+pub const SGEMM_SIZES: &[u64] = &[1024, 2048, 4096, 8192];
+
+/// One (variant, parameters) point to measure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    pub family: &'static str,
+    pub variant: &'static str,
+    pub label: &'static str,
+    pub rung: u32,
+    pub baseline: bool,
+    /// The kernels/*.cu file (None for library baselines: memcpy, cuBLAS).
+    pub source_file: Option<&'static str>,
+    pub params: BTreeMap<String, u64>,
+    /// Deliberately not measured, with the reason (recorded as `FailStage::Unsupported`).
+    pub skip: Option<&'static str>,
+}
+
+impl Item {
+    /// A parameter that the plan guarantees is present.
+    pub fn p(&self, name: &str) -> u64 {
+        self.params.get(name).copied().unwrap_or(0)
+    }
+
+    /// "sgemm/sgemm_naive m=1024 n=1024 k=1024"
+    pub fn describe(&self) -> String {
+        let params: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!("{}/{} {}", self.family, self.variant, params.join(" "))
+    }
+}
+
+fn params(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
+    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+struct V(&'static str, &'static str);
+
+fn ladder(
+    family: &'static str,
+    file: &'static str,
+    variants: &[V],
+    p: &BTreeMap<String, u64>,
+    baseline: (&'static str, &'static str),
+) -> Vec<Item> {
+    let mut out: Vec<Item> = variants
+        .iter()
+        .enumerate()
+        .map(|(i, V(variant, label))| Item {
+            family,
+            variant,
+            label,
+            rung: i as u32 + 1,
+            baseline: false,
+            source_file: Some(file),
+            params: p.clone(),
+            skip: None,
+        })
+        .collect();
+    out.push(Item {
+        family,
+        variant: baseline.0,
+        label: baseline.1,
+        rung: variants.len() as u32 + 1,
+        baseline: true,
+        source_file: None,
+        params: p.clone(),
+        skip: None,
+    });
+    out
+}
+
+const MEMCPY: (&str, &str) = ("memcpy", "device memcpy (cuMemcpyDtoD)");
+
+/// 2^28 floats: 1 GiB per array.
+pub const N_1GIB: u64 = 1 << 28;
+
+/// The items of one family (empty for an unknown family).
+pub fn items(family: &str) -> Vec<Item> {
+    match family {
+        "bandwidth" => ladder(
+            "bandwidth",
+            "bandwidth.cu",
+            &[
+                V("copy_naive", "copy, one element per thread"),
+                V("copy_grid_stride", "copy, grid-stride loop"),
+                V("copy_vec4", "copy, float4 per thread"),
+                V("copy_vec4_ilp", "copy, 4 × float4 in flight per thread"),
+                V("vector_add_vec4", "vector add c = a + b, float4"),
+            ],
+            &params(&[("n", N_1GIB)]),
+            MEMCPY,
+        ),
+        "transpose" => ladder(
+            "transpose",
+            "transpose.cu",
+            &[
+                V("transpose_naive", "naive (strided writes)"),
+                V("transpose_tiled", "shared-memory tile 32 × 32"),
+                V(
+                    "transpose_padded",
+                    "shared-memory tile, +1 padding (no bank conflicts)",
+                ),
+            ],
+            &params(&[("rows", 16384), ("cols", 16384)]),
+            MEMCPY,
+        ),
+        "reduction" => ladder(
+            "reduction",
+            "reduction.cu",
+            &[
+                V(
+                    "reduce_atomic",
+                    "atomicAdd per element into a shared float, per block",
+                ),
+                V("reduce_shared_tree", "shared-memory tree"),
+                V("reduce_warp_shuffle", "warp shuffles"),
+                V("reduce_vec4", "float4, many elements per thread + shuffles"),
+            ],
+            &params(&[("n", N_1GIB)]),
+            MEMCPY,
+        ),
+        "softmax" => ladder(
+            "softmax",
+            "softmax.cu",
+            &[
+                V("softmax_three_pass", "three passes (max, sum, normalize)"),
+                V("softmax_online", "online softmax, two passes"),
+                V("softmax_fused", "one pass, row in registers (float4)"),
+            ],
+            &params(&[("rows", 32768), ("cols", 4096)]),
+            MEMCPY,
+        ),
+        "rmsnorm" => ladder(
+            "rmsnorm",
+            "rmsnorm.cu",
+            &[
+                V("rmsnorm_naive", "one thread per row"),
+                V(
+                    "rmsnorm_block_vec4",
+                    "one block per row, float4, row in registers",
+                ),
+            ],
+            &params(&[("rows", 32768), ("cols", 4096)]),
+            MEMCPY,
+        ),
+        "gemv" => ladder(
+            "gemv",
+            "gemv.cu",
+            &[
+                V("gemv_naive", "one thread per row"),
+                V("gemv_warp_vec4", "one warp per row, float4"),
+            ],
+            &params(&[("rows", 16384), ("cols", 16384)]),
+            MEMCPY,
+        ),
+        "sgemm" => {
+            let mut out = Vec::new();
+            for &s in SGEMM_SIZES {
+                let mut items = ladder(
+                    "sgemm",
+                    "sgemm.cu",
+                    &[
+                        V("sgemm_naive", "naive"),
+                        V("sgemm_coalesced", "coalesced"),
+                        V("sgemm_smem", "shared-memory tiling"),
+                        V("sgemm_blocktile_1d", "1D register blocking (8 per thread)"),
+                        V("sgemm_blocktile_2d", "2D register blocking (8 × 8 per thread)"),
+                        V("sgemm_vectorized", "vectorized (float4, transposed A tile)"),
+                        V("sgemm_warptile", "warp tiling + double buffering"),
+                    ],
+                    &params(&[("m", s), ("n", s), ("k", s)]),
+                    ("cublas", "cuBLAS SGEMM (FP32)"),
+                );
+                if s > 4096 {
+                    items[0].skip = Some("skipped: naive kernel too slow at 8192 (seconds per run)");
+                }
+                out.extend(items);
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Floating-point operations and the fewest bytes one run must move, for an item.
+///
+/// Bytes count every input read once and every output written once. The memcpy baseline of a
+/// family copies that family's main input (so its bytes are read + write of that size).
+/// Softmax counts 5 operations per element (max, subtract, exp, add, scale), RMSNorm 4
+/// (square, add, two multiplies); these are conventions, stated so figures can say so.
+pub fn work(item: &Item) -> (f64, f64) {
+    let f = |k: &str| item.p(k) as f64;
+    if item.variant == "memcpy" {
+        let elems = match item.family {
+            "bandwidth" | "reduction" => f("n"),
+            _ => f("rows") * f("cols"),
+        };
+        return (0.0, 8.0 * elems);
+    }
+    match item.family {
+        "bandwidth" => {
+            let n = f("n");
+            if item.variant.starts_with("vector_add") {
+                (n, 12.0 * n)
+            } else {
+                (0.0, 8.0 * n)
+            }
+        }
+        "transpose" => (0.0, 8.0 * f("rows") * f("cols")),
+        "reduction" => (f("n"), 4.0 * f("n")),
+        "softmax" => (5.0 * f("rows") * f("cols"), 8.0 * f("rows") * f("cols")),
+        "rmsnorm" => (
+            4.0 * f("rows") * f("cols"),
+            8.0 * f("rows") * f("cols") + 4.0 * f("cols"),
+        ),
+        "gemv" => (
+            2.0 * f("rows") * f("cols"),
+            4.0 * (f("rows") * f("cols") + f("rows") + f("cols")),
+        ),
+        "sgemm" => {
+            let (m, n, k) = (f("m"), f("n"), f("k"));
+            (2.0 * m * n * k, 4.0 * (m * k + k * n + m * n))
+        }
+        _ => (0.0, 0.0),
+    }
+}

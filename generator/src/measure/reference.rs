@@ -1,0 +1,247 @@
+//! CPU side of verification: random inputs, f64 references, and the error measure.
+//!
+//! Every variant is checked before it is timed, on fresh random inputs, against a reference
+//! computed here in f64 (or, for large matrix products, against cuBLAS — itself checked against
+//! f64 at a small size). The measure is ‖out − ref‖ / ‖ref‖ over all elements; a NaN anywhere
+//! (the harness fills outputs with NaN before the check run) makes it infinite, so an unwritten
+//! element can never pass.
+//!
+//! The large references run on all CPU cores with scoped threads: a 1 GiB input is 2^28 floats.
+
+use std::thread;
+
+/// splitmix64: a tiny, good-enough 64-bit mixer. Counter-based use (element i of stream `seed`
+/// is `mix(seed + i·γ)`) makes parallel generation trivially reproducible.
+pub fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Uniform float in [lo, hi) for element `i` of stream `seed` (24 random bits).
+pub fn uniform(seed: u64, i: u64, lo: f32, hi: f32) -> f32 {
+    let u = (mix(seed ^ mix(i)) >> 40) as f32 * (1.0 / (1u64 << 24) as f32);
+    lo + (hi - lo) * u
+}
+
+/// Derive a seed from a base seed and a label (e.g. "sgemm/sgemm_naive/m=1024").
+pub fn seed_for(base: u64, label: &str) -> u64 {
+    let mut h = mix(base);
+    for b in label.bytes() {
+        h = mix(h ^ b as u64);
+    }
+    h
+}
+
+fn threads() -> usize {
+    thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(64)
+}
+
+/// Run `f(start, chunk)` over disjoint chunks of `data` on all cores.
+pub fn par_chunks_mut<T: Send>(data: &mut [T], f: impl Fn(usize, &mut [T]) + Sync) {
+    let n = data.len();
+    let t = threads();
+    if t <= 1 || n < 1 << 16 {
+        f(0, data);
+        return;
+    }
+    let chunk = n.div_ceil(t);
+    thread::scope(|s| {
+        for (k, part) in data.chunks_mut(chunk).enumerate() {
+            let f = &f;
+            s.spawn(move || f(k * chunk, part));
+        }
+    });
+}
+
+/// Sum `f(i)` for i in 0..n on all cores (each thread sums its range, then the partial sums add).
+pub fn par_sum(n: usize, f: impl Fn(usize) -> f64 + Sync) -> f64 {
+    let t = threads();
+    if t <= 1 || n < 1 << 16 {
+        return (0..n).map(&f).sum();
+    }
+    let chunk = n.div_ceil(t);
+    thread::scope(|s| {
+        let handles: Vec<_> = (0..t)
+            .map(|k| {
+                let f = &f;
+                s.spawn(move || (k * chunk..((k + 1) * chunk).min(n)).map(f).sum::<f64>())
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or(f64::NAN)).sum()
+    })
+}
+
+/// `n` uniform floats in [lo, hi) from stream `seed`.
+pub fn random_vec(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
+    let mut v = vec![0f32; n];
+    par_chunks_mut(&mut v, |start, part| {
+        for (j, x) in part.iter_mut().enumerate() {
+            *x = uniform(seed, (start + j) as u64, lo, hi);
+        }
+    });
+    v
+}
+
+/// ‖out − ref‖ / ‖ref‖ with `reference(i)` computed on the fly (so no f64 copy of a 1 GiB
+/// reference is ever stored). NaN or infinity anywhere in `out` gives +∞.
+pub fn rel_error_fn(out: &[f32], reference: impl Fn(usize) -> f64 + Sync) -> f64 {
+    let t = threads();
+    let n = out.len();
+    let chunk = n.div_ceil(t.max(1)).max(1);
+    let parts: Vec<(f64, f64, bool)> = thread::scope(|s| {
+        let handles: Vec<_> = out
+            .chunks(chunk)
+            .enumerate()
+            .map(|(k, part)| {
+                let reference = &reference;
+                s.spawn(move || {
+                    let (mut num, mut den, mut bad) = (0f64, 0f64, false);
+                    for (j, &o) in part.iter().enumerate() {
+                        if !o.is_finite() {
+                            bad = true;
+                            break;
+                        }
+                        let r = reference(k * chunk + j);
+                        let d = o as f64 - r;
+                        num += d * d;
+                        den += r * r;
+                    }
+                    (num, den, bad)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or((0.0, 0.0, true)))
+            .collect()
+    });
+    let (num, den, bad) = parts
+        .iter()
+        .fold((0.0, 0.0, false), |a, p| (a.0 + p.0, a.1 + p.1, a.2 || p.2));
+    rel_from(num, den, bad || n == 0)
+}
+
+/// ‖out − ref‖ / ‖ref‖ against a stored reference of the same length.
+pub fn rel_error(out: &[f32], reference: &[f64]) -> f64 {
+    if out.len() != reference.len() {
+        return f64::INFINITY;
+    }
+    rel_error_fn(out, |i| reference[i])
+}
+
+/// ‖out − ref‖ / ‖ref‖ against an f32 reference (e.g. cuBLAS output, or an exact copy).
+pub fn rel_error_f32(out: &[f32], reference: &[f32]) -> f64 {
+    if out.len() != reference.len() || reference.iter().any(|r| !r.is_finite()) {
+        return f64::INFINITY;
+    }
+    rel_error_fn(out, |i| reference[i] as f64)
+}
+
+fn rel_from(num: f64, den: f64, bad: bool) -> f64 {
+    if bad || num.is_nan() || den.is_nan() {
+        f64::INFINITY
+    } else if den == 0.0 {
+        if num == 0.0 {
+            0.0
+        } else {
+            f64::INFINITY
+        }
+    } else {
+        (num / den).sqrt()
+    }
+}
+
+/// Whether a verification passes: finite and within tolerance (NaN never passes).
+pub fn passes(rel: f64, tol: f64) -> bool {
+    rel.is_finite() && rel <= tol
+}
+
+// ---- references, f64 -------------------------------------------------------------------------
+
+/// Sum of all elements.
+pub fn sum_f64(x: &[f32]) -> f64 {
+    par_sum(x.len(), |i| x[i] as f64)
+}
+
+/// Per-row (max, Σ exp(x − max)) of a rows × cols matrix.
+pub fn softmax_row_stats(x: &[f32], rows: usize, cols: usize) -> Vec<(f64, f64)> {
+    let mut stats = vec![(0f64, 0f64); rows];
+    par_chunks_mut(&mut stats, |start, part| {
+        for (j, st) in part.iter_mut().enumerate() {
+            let row = &x[(start + j) * cols..(start + j + 1) * cols];
+            let m = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
+            let s: f64 = row.iter().map(|&v| (v as f64 - m).exp()).sum();
+            *st = (m, s);
+        }
+    });
+    stats
+}
+
+/// Row softmax, element i, given the row stats.
+pub fn softmax_at(x: &[f32], stats: &[(f64, f64)], cols: usize, i: usize) -> f64 {
+    let (m, s) = stats[i / cols];
+    (x[i] as f64 - m).exp() / s
+}
+
+/// Per-row scale 1 / sqrt(mean(x²) + eps) of RMSNorm.
+pub fn rmsnorm_row_scale(x: &[f32], rows: usize, cols: usize, eps: f64) -> Vec<f64> {
+    let mut scale = vec![0f64; rows];
+    par_chunks_mut(&mut scale, |start, part| {
+        for (j, sc) in part.iter_mut().enumerate() {
+            let row = &x[(start + j) * cols..(start + j + 1) * cols];
+            let ss: f64 = row.iter().map(|&v| v as f64 * v as f64).sum();
+            *sc = 1.0 / (ss / cols as f64 + eps).sqrt();
+        }
+    });
+    scale
+}
+
+/// y = A·x for a rows × cols row-major A.
+pub fn gemv_f64(a: &[f32], x: &[f32], rows: usize, cols: usize) -> Vec<f64> {
+    let mut y = vec![0f64; rows];
+    par_chunks_mut(&mut y, |start, part| {
+        for (j, yr) in part.iter_mut().enumerate() {
+            let row = &a[(start + j) * cols..(start + j + 1) * cols];
+            *yr = row.iter().zip(x).map(|(&p, &q)| p as f64 * q as f64).sum();
+        }
+    });
+    y
+}
+
+/// Row-major C = A·B (m×k times k×n) in f64.
+pub fn matmul_f64(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f64> {
+    let mut c = vec![0f64; m * n];
+    par_chunks_mut(&mut c, |start, part| {
+        // `start` is a multiple of n only if chunks align to rows; handle element-wise.
+        for (j, cij) in part.iter_mut().enumerate() {
+            let idx = start + j;
+            *cij = matmul_entry(a, b, n, k, idx / n, idx % n);
+        }
+    });
+    c
+}
+
+/// One entry C[i][j] of row-major A·B in f64.
+pub fn matmul_entry(a: &[f32], b: &[f32], n: usize, k: usize, i: usize, j: usize) -> f64 {
+    (0..k).map(|p| a[i * k + p] as f64 * b[p * n + j] as f64).sum()
+}
+
+/// The median and the 10th / 90th percentiles of a sample (nearest-rank on the sorted sample).
+pub fn percentiles(samples: &[f64]) -> (f64, f64, f64) {
+    let mut s: Vec<f64> = samples.iter().copied().filter(|x| x.is_finite()).collect();
+    if s.is_empty() {
+        return (f64::NAN, f64::NAN, f64::NAN);
+    }
+    s.sort_by(f64::total_cmp);
+    let at = |q: f64| {
+        let pos = q * (s.len() - 1) as f64;
+        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+        s[lo] + (s[hi] - s[lo]) * (pos - lo as f64)
+    };
+    (at(0.5), at(0.1), at(0.9))
+}

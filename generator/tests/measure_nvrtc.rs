@@ -1,0 +1,117 @@
+//! NVRTC logs become `file:line` diagnostics; with NVRTC installed, every embedded kernel file
+//! compiles and a broken one is reported at the right line.
+
+use hdlc::measure::nvrtc_log::{describe_failure, parse, Diagnostic};
+
+const LOG: &str = r#"sgemm.cu(42): error: identifier "acc2" is undefined
+      acc2 += 1.0f;
+      ^
+
+sgemm.cu(57): warning #177-D: variable "x" was declared but never referenced
+      int x;
+          ^
+
+2 errors detected in the compilation of "sgemm.cu".
+my (odd) name.cu(7): error: expected a ";"
+"#;
+
+#[test]
+fn parses_file_line_severity_and_message() {
+    let d = parse(LOG);
+    assert_eq!(d.len(), 3, "{d:?}");
+    assert_eq!(
+        d[0],
+        Diagnostic {
+            file: "sgemm.cu".into(),
+            line: 42,
+            severity: "error".into(),
+            message: "identifier \"acc2\" is undefined".into()
+        }
+    );
+    assert_eq!(d[1].line, 57);
+    assert_eq!(d[1].severity, "warning");
+    assert_eq!(d[2].file, "my (odd) name.cu");
+    assert_eq!(d[2].line, 7);
+    assert_eq!(
+        d[0].to_string(),
+        "sgemm.cu:42: error: identifier \"acc2\" is undefined"
+    );
+}
+
+#[test]
+fn describe_lists_errors_only_and_falls_back_to_the_raw_log() {
+    let s = describe_failure("sgemm.cu", LOG);
+    assert!(s.contains("sgemm.cu:42: error"), "{s}");
+    assert!(!s.contains("warning"), "{s}");
+    let raw = describe_failure(
+        "x.cu",
+        "nvrtc: error: invalid value for --gpu-architecture (-arch)\n",
+    );
+    assert!(raw.starts_with("x.cu: compile failed"), "{raw}");
+    assert!(raw.contains("gpu-architecture"), "{raw}");
+    assert!(parse("no diagnostics (here): at all").is_empty());
+}
+
+#[test]
+fn every_family_has_embedded_kernels_for_its_variants() {
+    use hdlc::measure::{families, kernel_source, plan};
+    // Variants made of several kernels (the harness launches these by their own names).
+    let composite = ["softmax_three_pass", "softmax_online"];
+    for fam in families() {
+        let items = plan::items(fam);
+        assert!(!items.is_empty(), "{fam} has items");
+        assert_eq!(
+            items.iter().filter(|i| i.baseline).count() as usize,
+            items
+                .iter()
+                .map(|i| &i.params)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
+            "{fam}: one baseline per size"
+        );
+        for it in items.iter().filter(|i| !i.baseline) {
+            let file = it.source_file.expect("kernel variants name their file");
+            let src = kernel_source(file).unwrap_or_else(|| panic!("{file} embedded"));
+            if !composite.contains(&it.variant) {
+                let sig = format!(" {}(", it.variant);
+                assert!(
+                    src.contains(&sig) && src.contains("extern \"C\""),
+                    "{file} defines `{}`",
+                    it.variant
+                );
+            }
+        }
+    }
+    for k in [
+        "softmax3_max",
+        "softmax3_sum",
+        "softmax_normalize",
+        "softmax_online_stats",
+    ] {
+        assert!(kernel_source("softmax.cu")
+            .unwrap()
+            .contains(&format!("void {k}(")));
+    }
+    assert!(kernel_source("reduction.cu")
+        .unwrap()
+        .contains("void sum_partials("));
+    assert!(kernel_source("nope.cu").is_none());
+}
+
+/// Runs only where libnvrtc is installed (skips silently otherwise, e.g. in CI).
+#[test]
+fn kernels_compile_with_nvrtc_when_available() {
+    use hdlc::measure::{kernel_files, kernel_source, nvrtc_check};
+    for file in kernel_files() {
+        match nvrtc_check(file, kernel_source(file).unwrap(), "sm_90") {
+            None => {
+                eprintln!("NVRTC not installed: skipping the compile check");
+                return;
+            }
+            Some(r) => assert!(r.is_ok(), "{file}: {}", r.unwrap_err()),
+        }
+    }
+    let broken = "extern \"C\" __global__ void k(float* x)\n{\n    x[0] = undefined_name;\n}\n";
+    let err = nvrtc_check("broken.cu", broken, "sm_90").unwrap().unwrap_err();
+    assert!(err.contains("broken.cu:3: error"), "{err}");
+}
