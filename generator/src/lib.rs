@@ -9,6 +9,7 @@ pub mod cpubench;
 pub mod diag;
 pub mod figspec;
 pub mod graph;
+pub mod include;
 pub mod load;
 pub mod markup;
 pub mod measure;

@@ -38,6 +38,8 @@ pub enum Piece {
     Link { url: String, range: Range<usize> },
     /// A `$` in text that did not open math (e.g. unbalanced braces inside `$…$`).
     StrayDollar { range: Range<usize> },
+    /// A fenced ```` ```include ```` block naming kernel source to show; `body` is its YAML.
+    Include { body: String, range: Range<usize> },
 }
 
 impl Piece {
@@ -47,7 +49,8 @@ impl Piece {
             | Piece::Math { range, .. }
             | Piece::Figure { range, .. }
             | Piece::Link { range, .. }
-            | Piece::StrayDollar { range } => range,
+            | Piece::StrayDollar { range }
+            | Piece::Include { range, .. } => range,
         }
     }
 }
@@ -56,7 +59,8 @@ impl Piece {
 /// that ranges (and the lines computed from them) refer to the file.
 pub fn scan(body: &str, base: usize) -> Vec<Piece> {
     let mut pieces = Vec::new();
-    let mut figure: Option<(String, Range<usize>)> = None;
+    // An open figure or include block: (is_include, body, range).
+    let mut figure: Option<(bool, String, Range<usize>)> = None;
     let mut in_code = false;
     for (event, range) in Parser::new_ext(body, options()).into_offset_iter() {
         match event {
@@ -97,13 +101,14 @@ pub fn scan(body: &str, base: usize) -> Vec<Piece> {
                 range: base + range.start..base + range.end,
             }),
             Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info)))
-                if info.split_whitespace().next() == Some("figure") =>
+                if matches!(info.split_whitespace().next(), Some("figure") | Some("include")) =>
             {
-                figure = Some((String::new(), base + range.start..base + range.end));
+                let is_include = info.split_whitespace().next() == Some("include");
+                figure = Some((is_include, String::new(), base + range.start..base + range.end));
                 in_code = true;
             }
             Event::Text(t) if figure.is_some() => {
-                if let Some((b, _)) = figure.as_mut() {
+                if let Some((_, b, _)) = figure.as_mut() {
                     b.push_str(&t);
                 }
             }
@@ -120,8 +125,12 @@ pub fn scan(body: &str, base: usize) -> Vec<Piece> {
             Event::Start(Tag::CodeBlock(_)) => in_code = true,
             Event::End(TagEnd::CodeBlock) => {
                 in_code = false;
-                if let Some((body, range)) = figure.take() {
-                    pieces.push(Piece::Figure { body, range });
+                if let Some((is_include, body, range)) = figure.take() {
+                    pieces.push(if is_include {
+                        Piece::Include { body, range }
+                    } else {
+                        Piece::Figure { body, range }
+                    });
                 }
             }
             _ => {}

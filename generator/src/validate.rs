@@ -342,6 +342,18 @@ fn check_body(book: &Book, card: &Card, diags: &mut Diagnostics) {
                         .hint(hint);
                 }
             }
+            Piece::Include { body, .. } => match crate::include::parse(&body) {
+                Err((off, msg, hint)) => {
+                    diags.error(&card.file, line + off, 1, msg).hint(hint);
+                }
+                Ok(spec) => {
+                    if let Err(e) = crate::include::extract(&book.root, &spec) {
+                        diags
+                            .error(&card.file, line + 1, 1, format!("include: {e}"))
+                            .hint("kernel sources live in kernels/*.cu; name one `__global__` function or a line range");
+                    }
+                }
+            },
             Piece::StrayDollar { .. } => {
                 diags
                     .error(&card.file, line, col, "`$` that does not start math: unclosed `$…$` or unbalanced braces inside it")

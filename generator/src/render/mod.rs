@@ -370,7 +370,7 @@ fn sorted_paths(book: &Book) -> Vec<usize> {
 }
 
 /// Rewrite a card body for mdBook: links, math and figures.
-fn render_body(_book: &Book, card: &Card, figs: &FigureData, diags: &mut Diagnostics) -> BodyView {
+fn render_body(book: &Book, card: &Card, figs: &FigureData, diags: &mut Diagnostics) -> BodyView {
     let mut src = card.source.clone();
     let mut pieces = markup::scan(card.body(), card.body_offset);
     pieces.sort_by_key(|p| std::cmp::Reverse(p.range().start));
@@ -387,6 +387,31 @@ fn render_body(_book: &Book, card: &Card, figs: &FigureData, diags: &mut Diagnos
                 Err(_) => src[range.clone()].to_string(),
             },
             Piece::StrayDollar { .. } | Piece::Link { .. } => continue,
+            Piece::Include { body, .. } => {
+                let excerpt = crate::include::parse(&body)
+                    .map_err(|(_, m, _)| m)
+                    .and_then(|spec| crate::include::extract(&book.root, &spec).map(|x| (spec, x)));
+                match excerpt {
+                    Ok((spec, x)) => {
+                        let what = spec
+                            .kernel
+                            .as_deref()
+                            .map(|k| format!(" · `{k}`"))
+                            .unwrap_or_default();
+                        // A fence longer than any backtick run in the code keeps it intact.
+                        let fence = "`".repeat(3.max(longest_backtick_run(&x.code) + 1));
+                        format!(
+                            "\n\n{fence}cuda\n{}\n{fence}\n<p class=\"hdlc-source\">kernels/{}{what} · {}–{}행 — 측정에 쓰인 바로 그 코드</p>\n\n",
+                            x.code, spec.file, x.first_line, x.last_line
+                        )
+                    }
+                    Err(e) => {
+                        let (line, col) = line_col(&card.source, range.start);
+                        diags.error(&card.file, line, col, format!("include cannot be resolved: {e}"));
+                        String::new()
+                    }
+                }
+            }
             Piece::Figure { body, .. } => {
                 let html = crate::figspec::parse_figure(&body)
                     .map_err(|(_, m, _)| m)
@@ -467,4 +492,8 @@ pub fn normalize_id(text: &str) -> String {
             }
         })
         .collect()
+}
+
+fn longest_backtick_run(s: &str) -> usize {
+    s.split(|c| c != '`').map(str::len).max().unwrap_or(0)
 }
