@@ -59,6 +59,16 @@ extern "C" __global__ void copy_vec4_ilp(const float4* __restrict__ in, float4* 
     }
 }
 
+// The first kernel of the book: vector add c = a + b, one element per thread. The CPU loop
+// `for (i = 0; i < n; ++i) c[i] = a[i] + b[i];` becomes one thread per iteration; the index is
+// the thread's global position in the grid, and the `if` guards the last, partial block.
+extern "C" __global__ void vector_add_naive(const float* __restrict__ a, const float* __restrict__ b,
+                                            float* __restrict__ c, unsigned long long n)
+{
+    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+
 // Vector add c = a + b with float4 accesses and two float4 pairs in flight per thread:
 // 12 bytes move for every FLOP, so this is a bandwidth benchmark too.
 #define ADD_UNROLL 2

@@ -104,6 +104,7 @@ pub fn items(family: &str) -> Vec<Item> {
                 V("copy_grid_stride", "copy, grid-stride loop"),
                 V("copy_vec4", "copy, float4 per thread"),
                 V("copy_vec4_ilp", "copy, 4 × float4 in flight per thread"),
+                V("vector_add_naive", "vector add c = a + b, one element per thread"),
                 V("vector_add_vec4", "vector add c = a + b, float4"),
             ],
             &params(&[("n", N_1GIB)]),

@@ -210,7 +210,7 @@ fn stage_text(stage: FailStage) -> &'static str {
         FailStage::Compile => "실패 · compile failed (compile)",
         FailStage::Launch => "실패 · launch failed (launch)",
         FailStage::Verify => "실패 · verification failed (verify)",
-        FailStage::Unsupported => "실패 · unsupported on this device (unsupported)",
+        FailStage::Unsupported => "측정하지 않음 · skipped (unsupported)",
     }
 }
 const UNVERIFIED: &str = "실패 · verification failed (verify)";
@@ -830,8 +830,8 @@ fn roofline(c: &Ctx) -> Result<String, String> {
             .configure_mesh()
             .x_labels(10)
             .y_labels(10)
-            .x_label_formatter(&|v| tick(*v))
-            .y_label_formatter(&|v| tick(*v))
+            .x_label_formatter(&|v| log_tick(*v))
+            .y_label_formatter(&|v| log_tick(*v))
             .x_desc("arithmetic intensity (FLOP/byte)")
             .y_desc("GFLOP/s")
             .axis_style(INK.mix(0.6))
@@ -1737,6 +1737,19 @@ fn fmt_ms(v: f64) -> String {
 }
 
 /// An axis tick: integers grouped, fractions with as few decimals as they need.
+/// Log-axis label: only 1, 2 and 5 times a power of ten, so labels never crowd a decade.
+fn log_tick(v: f64) -> String {
+    if !(v.is_finite() && v > 0.0) {
+        return String::new();
+    }
+    let mantissa = v / 10f64.powf(v.log10().floor());
+    if [1.0, 2.0, 5.0, 10.0].iter().any(|m| (mantissa - m).abs() < 1e-6 * m) {
+        tick(v)
+    } else {
+        String::new()
+    }
+}
+
 fn tick(v: f64) -> String {
     if !v.is_finite() {
         return String::new();

@@ -26,12 +26,17 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     gpu.upload_f32(&a, &a_host)?;
     let out = gpu.alloc_f32(n as usize)?;
 
-    if item.variant == "vector_add_vec4" {
+    if item.variant.starts_with("vector_add") {
         let b_host = random_vec(n as usize, seed ^ 0xb, -1.0, 1.0);
         let b = gpu.alloc_f32(n as usize)?;
         gpu.upload_f32(&b, &b_host)?;
         let k = kernel.ok_or_else(|| Fail::new(FailStage::Compile, "no kernel"))?;
-        let cfg = Launch::linear(blocks(n4, 256 * 2), 256)?;
+        // The naive kernel takes one float per thread; the vec4 one two float4s per thread.
+        let (cfg, count) = if item.variant == "vector_add_naive" {
+            (Launch::linear(blocks(n, 256), 256)?, n)
+        } else {
+            (Launch::linear(blocks(n4, 256 * 2), 256)?, n4)
+        };
         return check_and_time(
             gpu,
             item,
@@ -41,7 +46,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                 gpu.launch(
                     &k,
                     cfg,
-                    &[Arg::Buf(&a), Arg::Buf(&b), Arg::Buf(&out), Arg::U64(n4)],
+                    &[Arg::Buf(&a), Arg::Buf(&b), Arg::Buf(&out), Arg::U64(count)],
                 )
             },
             &mut || {
