@@ -18,7 +18,7 @@ const SUFFIX: &str = "'));";
 /// Words of `text` that elasticlunr-rs drops: alphanumeric runs holding a non-ASCII letter.
 pub fn non_ascii_terms(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty() && w.chars().any(|c| !c.is_ascii()))
+        .filter(|w| !w.is_empty() && !w.is_ascii())
         .map(|w| w.to_lowercase())
         .collect()
 }

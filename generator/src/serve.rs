@@ -129,7 +129,7 @@ pub fn serve(root: &Path, host: &str, port: u16) -> ExitCode {
 }
 
 fn file_response(out: &Path, url: &str) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
-    let decoded = percent_decode(url.trim_start_matches('/'));
+    let decoded = crate::verify::decode(url.trim_start_matches('/'));
     let mut path = out.to_path_buf();
     for part in decoded.split('/') {
         if part.is_empty() || part == "." || part == ".." {
@@ -168,20 +168,3 @@ fn content_type(p: &Path) -> &'static str {
     }
 }
 
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() + 0 && i + 2 <= b.len() - 1 {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}

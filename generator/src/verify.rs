@@ -52,7 +52,8 @@ fn skip_link(url: &str) -> bool {
         || u.contains("{{")
 }
 
-fn decode(s: &str) -> String {
+/// Decode `%XX` escapes of a URL path (UTF-8), leaving anything malformed as it is.
+pub fn decode(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
