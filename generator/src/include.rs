@@ -134,21 +134,30 @@ pub fn kernel_names(lines: &[&str]) -> Vec<String> {
     out
 }
 
-/// 0-based inclusive line span of kernel `name`: the `//` comment lines right above its
-/// signature, through the closing brace of its body.
+/// 0-based inclusive line span of function `name` (a `__global__` kernel or a `__device__`
+/// helper, templates included): the `//` comment lines right above its declaration, through the
+/// closing brace of its body.
 fn kernel_span(lines: &[&str], name: &str) -> Option<(usize, usize)> {
-    let is_name_at = |i: usize| {
-        let l = lines[i];
-        l.contains(&format!("{name}(")) || l.trim_start().starts_with(&format!("{name}("))
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    let names_it = |l: &str| {
+        l.match_indices(&format!("{name}("))
+            .any(|(at, _)| !l[..at].chars().next_back().is_some_and(is_ident))
     };
+    let qualifier = |l: &str| l.contains("__global__") || l.contains("__device__");
     let sig = (0..lines.len()).find(|&i| {
-        is_name_at(i) && (lines[i].contains("__global__") || (i > 0 && lines[i - 1].contains("__global__")))
+        names_it(lines[i])
+            && (i.saturating_sub(3)..=i).any(|j| qualifier(lines[j]) || lines[j].contains("template"))
     })?;
-    let mut start = if lines[sig].contains("__global__") {
-        sig
-    } else {
-        sig - 1
-    };
+    // The declaration starts at the first of the few lines above that opens it.
+    let mut start = (sig.saturating_sub(3)..=sig)
+        .find(|&j| {
+            let t = lines[j].trim_start();
+            t.starts_with("template")
+                || t.starts_with("extern")
+                || qualifier(lines[j])
+                || t.starts_with("static")
+        })
+        .unwrap_or(sig);
     while start > 0 && lines[start - 1].trim_start().starts_with("//") {
         start -= 1;
     }

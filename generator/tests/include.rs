@@ -59,3 +59,19 @@ fn line_ranges_and_errors() {
         "unknown keys are rejected"
     );
 }
+
+#[test]
+fn cuts_device_templates_by_name() {
+    let x = extract(
+        root(),
+        &parse("file: sgemm.cu\nkernel: sgemm_warptile_body\n").unwrap(),
+    )
+    .unwrap();
+    assert!(x.code.contains("template"), "{}", x.code);
+    assert!(x.code.contains("sgemm_warptile_body("));
+    assert!(
+        !x.code.contains("extern \"C\""),
+        "stops before the wrapper kernel"
+    );
+    assert!(x.code.trim_end().ends_with('}'));
+}
