@@ -5,7 +5,8 @@
 //! ```include
 //! file: sgemm.cu          # a file in kernels/
 //! kernel: sgemm_naive     # optional: one __global__ function, with the comment block above it
-//! lines: 1-20             # optional instead of `kernel`: a 1-based inclusive line range
+//! anchor: load_tile       # or: the lines between `// ANCHOR: load_tile` and `// ANCHOR_END: load_tile`
+//! lines: 1-20             # or: a 1-based inclusive line range (fragile: prefer kernel/anchor)
 //! ```
 //! ```
 
@@ -18,6 +19,8 @@ pub struct IncludeSpec {
     pub file: String,
     #[serde(default)]
     pub kernel: Option<String>,
+    #[serde(default)]
+    pub anchor: Option<String>,
     #[serde(default)]
     pub lines: Option<String>,
 }
@@ -42,10 +45,11 @@ pub fn parse(body: &str) -> Result<IncludeSpec, (usize, String, String)> {
             "an include block holds `file:` and optionally `kernel:` or `lines:`".into(),
         )
     })?;
-    if spec.kernel.is_some() && spec.lines.is_some() {
+    let ways = [spec.kernel.is_some(), spec.anchor.is_some(), spec.lines.is_some()];
+    if ways.iter().filter(|w| **w).count() > 1 {
         return Err((
             1,
-            "include block: give `kernel:` or `lines:`, not both".into(),
+            "include block: give one of `kernel:`, `anchor:` or `lines:`".into(),
             "pick one way to cut the file".into(),
         ));
     }
@@ -70,6 +74,20 @@ pub fn extract(root: &Path, spec: &IncludeSpec) -> Result<Excerpt, String> {
                 known.join(", ")
             )
         })?
+    } else if let Some(a) = &spec.anchor {
+        let open = lines.iter().position(|l| l.trim() == format!("// ANCHOR: {a}"));
+        let close = lines
+            .iter()
+            .position(|l| l.trim() == format!("// ANCHOR_END: {a}"));
+        match (open, close) {
+            (Some(o), Some(c)) if c > o + 1 => (o + 1, c - 1),
+            _ => {
+                return Err(format!(
+                    "no `// ANCHOR: {a}` … `// ANCHOR_END: {a}` pair in kernels/{}",
+                    spec.file
+                ))
+            }
+        }
     } else if let Some(r) = &spec.lines {
         let (x, y) = r
             .split_once('-')

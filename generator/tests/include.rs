@@ -75,3 +75,20 @@ fn cuts_device_templates_by_name() {
     );
     assert!(x.code.trim_end().ends_with('}'));
 }
+
+#[test]
+fn cuts_between_anchor_comments_without_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("kernels")).unwrap();
+    std::fs::write(
+        tmp.path().join("kernels/k.cu"),
+        "a\n// ANCHOR: mid\nb\nc\n// ANCHOR_END: mid\nd\n",
+    )
+    .unwrap();
+    let x = extract(tmp.path(), &parse("file: k.cu\nanchor: mid\n").unwrap()).unwrap();
+    assert_eq!((x.code.as_str(), x.first_line, x.last_line), ("b\nc", 3, 4));
+    assert!(extract(tmp.path(), &parse("file: k.cu\nanchor: nope\n").unwrap())
+        .unwrap_err()
+        .contains("ANCHOR: nope"));
+    assert!(parse("file: k.cu\nanchor: mid\nkernel: x\n").is_err());
+}
