@@ -111,8 +111,11 @@ pub fn extract(root: &Path, spec: &IncludeSpec) -> Result<Excerpt, String> {
     } else {
         (0, lines.len().saturating_sub(1))
     };
+    // Anchor markers are for cutting, not for reading.
+    let code: Vec<&str> =
+        lines[a..=b].iter().copied().filter(|l| !l.trim_start().starts_with("// ANCHOR")).collect();
     Ok(Excerpt {
-        code: lines[a..=b].join("\n"),
+        code: code.join("\n"),
         first_line: a + 1,
         last_line: b + 1,
     })
