@@ -62,6 +62,8 @@ pub const BENCHES: &[&str] = &[
     "rmsnorm",
     "gemv",
     "sgemm",
+    "tc_gemm",
+    "attention",
 ];
 /// Views of a benchmark family.
 pub const VIEWS: &[&str] = &["ladder", "roofline", "scaling", "table"];

@@ -167,4 +167,3 @@ fn content_type(p: &Path) -> &'static str {
         _ => "application/octet-stream",
     }
 }
-

@@ -326,6 +326,7 @@ fn record(variant: &str, baseline: bool, flops: f64, bytes: f64, ms: f64, date: 
             p90_ms: ms,
             flops,
             bytes,
+            workspace_bytes: None,
         }),
         provenance: Provenance {
             generator_version: "0.1.0".into(),

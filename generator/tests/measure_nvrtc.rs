@@ -56,7 +56,14 @@ fn describe_lists_errors_only_and_falls_back_to_the_raw_log() {
 fn every_family_has_embedded_kernels_for_its_variants() {
     use hdlc::measure::{families, kernel_source, plan};
     // Variants made of several kernels (the harness launches these by their own names).
-    let composite = ["softmax_three_pass", "softmax_online"];
+    let composite = [
+        "softmax_three_pass",
+        "softmax_online",
+        // attention: three kernels (naive) or one kernel per head dimension (flash_*_d64/_d128)
+        "naive",
+        "flash_simt",
+        "flash_tc",
+    ];
     for fam in families() {
         let items = plan::items(fam);
         assert!(!items.is_empty(), "{fam} has items");
@@ -95,6 +102,24 @@ fn every_family_has_embedded_kernels_for_its_variants() {
     assert!(kernel_source("reduction.cu")
         .unwrap()
         .contains("void sum_partials("));
+    for k in [
+        "attn_naive_scores",
+        "attn_naive_softmax",
+        "attn_naive_pv",
+        "attn_softmax_bf16",
+        "flash_simt_d64",
+        "flash_simt_d128",
+        "flash_tc_d64",
+        "flash_tc_d128",
+    ] {
+        assert!(
+            kernel_source("attention.cu").unwrap().contains(&format!(" {k}(")),
+            "attention.cu defines {k}"
+        );
+    }
+    assert!(kernel_source("rmsnorm.cu")
+        .unwrap()
+        .contains("void rmsnorm_bwd_dw_reduce("));
     assert!(kernel_source("nope.cu").is_none());
 }
 
@@ -114,4 +139,17 @@ fn kernels_compile_with_nvrtc_when_available() {
     let broken = "extern \"C\" __global__ void k(float* x)\n{\n    x[0] = undefined_name;\n}\n";
     let err = nvrtc_check("broken.cu", broken, "sm_90").unwrap().unwrap_err();
     assert!(err.contains("broken.cu:3: error"), "{err}");
+}
+
+/// The WGMMA rung needs the architecture-specific target; under the portable one its body is
+/// compiled out (and the harness records it as unsupported off Hopper). Both must compile.
+#[test]
+fn tensor_core_gemm_compiles_for_sm_90a_too() {
+    use hdlc::measure::{kernel_source, nvrtc_check};
+    let src = kernel_source("tc_gemm.cu").unwrap();
+    assert!(src.contains("wgmma.mma_async") && src.contains("__CUDA_ARCH_FEAT_SM90_ALL"));
+    match nvrtc_check("tc_gemm.cu", src, "sm_90a") {
+        None => eprintln!("NVRTC not installed: skipping the sm_90a compile check"),
+        Some(r) => assert!(r.is_ok(), "tc_gemm.cu for sm_90a: {}", r.unwrap_err()),
+    }
 }

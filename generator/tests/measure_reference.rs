@@ -127,3 +127,142 @@ fn work_counts() {
         }
     }
 }
+
+#[test]
+fn bf16_rounds_to_nearest_even_and_keeps_nan() {
+    assert_eq!(bf16_bits(1.0), 0x3f80);
+    assert_eq!(bf16_value(0x3f80), 1.0);
+    assert_eq!(bf16_bits(-2.0), 0xc000);
+    // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties go to the even mantissa (1.0).
+    assert_eq!(bf16_bits(1.0 + 1.0 / 256.0), 0x3f80);
+    // 1 + 3·2^-8 is halfway between 1 + 2^-7 and 1 + 2^-6: even is 1 + 2^-6.
+    assert_eq!(bf16_bits(1.0 + 3.0 / 256.0), 0x3f82);
+    assert!(bf16_value(bf16_bits(f32::NAN)).is_nan());
+    let (bits, vals) = random_bf16(1000, 7, -6.0, 6.0);
+    for (b, v) in bits.iter().zip(&vals) {
+        assert_eq!(bf16_value(*b), *v, "values are exactly the BF16 numbers");
+        assert!((-6.0..=6.0).contains(v));
+    }
+    assert!(vals.iter().filter(|v| **v == 0.0).count() < 4);
+    // The NaN poison word reads as NaN both as one f32 and as two BF16.
+    assert!(f32::from_bits(0x7fc0_7fc0).is_nan() && bf16_value(0x7fc0).is_nan());
+    assert!(bf16_to_f32(&[0x7fc0, 0x3f80])[0].is_nan());
+}
+
+#[test]
+fn attention_reference_rows() {
+    // 1 head, n = 3, d = 2. Q = 0: the softmax is uniform over the keys a row may see.
+    let q = [0.0f32; 6];
+    let k = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+    let v = [1.0f32, 10.0, 2.0, 20.0, 3.0, 30.0];
+    assert_eq!(attention_row_f64(&q, &k, &v, 3, 2, 0, 0, false), vec![2.0, 20.0]);
+    assert_eq!(attention_row_f64(&q, &k, &v, 3, 2, 0, 0, true), vec![1.0, 10.0]);
+    assert_eq!(attention_row_f64(&q, &k, &v, 3, 2, 0, 1, true), vec![1.5, 15.0]);
+    // One dominant key: q·k_2 ≫ the others.
+    let q = [0.0f32, 0.0, 0.0, 0.0, 40.0, 0.0];
+    let k = [0.0f32, 0.0, 0.0, 1.0, 1.0, 0.0];
+    let o = attention_row_f64(&q, &k, &v, 3, 2, 0, 2, false);
+    assert!((o[0] - 3.0).abs() < 1e-9 && (o[1] - 30.0).abs() < 1e-8, "{o:?}");
+    // The error measure over sampled rows: exact rows give 0, NaN gives ∞.
+    let out: Vec<f32> = (0..3)
+        .flat_map(|i| attention_row_f64(&q, &k, &v, 3, 2, 0, i, true))
+        .map(|x| x as f32)
+        .collect();
+    let rows = [(0, 0), (0, 1), (0, 2)];
+    assert!(attention_rows_rel(&out, &q, &k, &v, 3, 2, true, &rows) < 1e-7);
+    let mut bad = out.clone();
+    bad[3] = f32::NAN;
+    assert!(attention_rows_rel(&bad, &q, &k, &v, 3, 2, true, &rows).is_infinite());
+    let s = sample_rows(64, 4096, 64, 9);
+    assert_eq!(s.len(), 64);
+    assert!(s.contains(&(0, 0)) && s.contains(&(63, 4095)));
+    assert!(s.iter().all(|&(h, i)| h < 64 && i < 4096));
+}
+
+/// The closed-form RMSNorm gradients agree with central finite differences of
+/// L = Σ dy·y, y = x / rms(x) · w.
+#[test]
+fn rmsnorm_backward_reference_matches_finite_differences() {
+    let (rows, cols, eps) = (3usize, 5usize, 1e-6f64);
+    let x = random_vec(rows * cols, 1, -1.0, 1.0);
+    let w = random_vec(cols, 2, 0.5, 1.5);
+    let dy = random_vec(rows * cols, 3, -1.0, 1.0);
+    let loss = |x: &[f64], w: &[f64]| -> f64 {
+        (0..rows)
+            .map(|r| {
+                let row = &x[r * cols..(r + 1) * cols];
+                let s = 1.0 / (row.iter().map(|v| v * v).sum::<f64>() / cols as f64 + eps).sqrt();
+                (0..cols)
+                    .map(|c| dy[r * cols + c] as f64 * row[c] * s * w[c])
+                    .sum::<f64>()
+            })
+            .sum()
+    };
+    let xf: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+    let wf: Vec<f64> = w.iter().map(|&v| v as f64).collect();
+    let stats = rmsnorm_bwd_row_stats(&x, &w, &dy, rows, cols, eps);
+    let h = 1e-6;
+    for i in 0..rows * cols {
+        let (mut p, mut m) = (xf.clone(), xf.clone());
+        p[i] += h;
+        m[i] -= h;
+        let fd = (loss(&p, &wf) - loss(&m, &wf)) / (2.0 * h);
+        let an = rmsnorm_bwd_dx_at(&x, &w, &dy, &stats, cols, i);
+        assert!((fd - an).abs() < 1e-6, "dx[{i}]: {fd} vs {an}");
+    }
+    let dw = rmsnorm_bwd_dw_f64(&x, &dy, &stats, rows, cols);
+    for c in 0..cols {
+        let (mut p, mut m) = (wf.clone(), wf.clone());
+        p[c] += h;
+        m[c] -= h;
+        let fd = (loss(&xf, &p) - loss(&xf, &m)) / (2.0 * h);
+        assert!((fd - dw[c]).abs() < 1e-6, "dw[{c}]: {fd} vs {}", dw[c]);
+    }
+}
+
+#[test]
+fn tensor_core_and_attention_plans() {
+    use hdlc::measure::plan::{uses_cublas, ATTN_HEAD_DIMS, ATTN_SEQS, TC_GEMM_SIZES};
+    let tc = items("tc_gemm");
+    assert_eq!(tc.len(), TC_GEMM_SIZES.len() * 5);
+    let wg = tc
+        .iter()
+        .find(|i| i.variant == "tc_wgmma" && i.p("m") == 8192)
+        .unwrap();
+    assert_eq!(wg.rung, 4);
+    let (f, b) = work(wg);
+    let s = 8192f64;
+    assert_eq!(f, 2.0 * s * s * s);
+    assert_eq!(b, 2.0 * 2.0 * s * s + 4.0 * s * s, "BF16 A and B in, FP32 C out");
+    let cub = tc.iter().find(|i| i.baseline && i.p("m") == 2048).unwrap();
+    assert!(uses_cublas(cub) && cub.variant == "cublas" && cub.source_file.is_none());
+
+    let at = items("attention");
+    assert_eq!(at.len(), ATTN_HEAD_DIMS.len() * 2 * ATTN_SEQS.len() * 4);
+    let flash = at
+        .iter()
+        .find(|i| i.variant == "flash_tc" && i.p("n") == 4096 && i.p("d") == 128 && i.p("causal") == 0)
+        .unwrap();
+    let (f, b) = work(flash);
+    let (heads, n, d) = (64.0, 4096.0, 128.0);
+    assert_eq!(f, 4.0 * n * n * d * heads);
+    assert_eq!(b, 4.0 * 2.0 * heads * n * d, "Q, K, V read and O written, BF16");
+    let causal = at
+        .iter()
+        .find(|i| i.variant == "flash_tc" && i.p("n") == 4096 && i.p("d") == 128 && i.p("causal") == 1)
+        .unwrap();
+    assert_eq!(work(causal).0, f / 2.0, "causal counts half");
+    let std = at.iter().find(|i| i.variant == "standard").unwrap();
+    assert!(std.baseline && uses_cublas(std) && std.source_file == Some("attention.cu"));
+    assert!(!uses_cublas(flash));
+    for it in at.iter().filter(|i| i.variant == "naive") {
+        assert_eq!(it.skip.is_some(), it.p("n") >= 16384, "{}", it.describe());
+    }
+
+    let rn = items("rmsnorm");
+    let bwd = rn.iter().find(|i| i.variant == "rmsnorm_bwd").unwrap();
+    let (rows, cols) = (32768.0, 4096.0);
+    assert_eq!(work(bwd), (9.0 * rows * cols, 12.0 * rows * cols + 8.0 * cols));
+    assert!(rn.iter().any(|i| i.variant == "rmsnorm_bwd_atomic"));
+    assert!(rn.last().unwrap().baseline);
+}

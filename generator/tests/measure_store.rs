@@ -30,6 +30,7 @@ fn timing(ms: f64, bytes: f64) -> Timing {
         p90_ms: ms * 1.1,
         flops: 0.0,
         bytes,
+        workspace_bytes: None,
     }
 }
 
@@ -346,4 +347,69 @@ fn shipped_results_load_and_hold_only_verified_numbers() {
             }
         }
     }
+}
+
+#[test]
+fn flops_families_and_optional_workspace() {
+    use hdlc::measure::{metric_unit, uses_flops};
+    for f in ["sgemm", "tc_gemm", "attention"] {
+        assert!(uses_flops(f), "{f}");
+        assert_eq!(metric_unit(f), "GFLOP/s");
+    }
+    for f in ["bandwidth", "gemv", "rmsnorm", "softmax"] {
+        assert!(!uses_flops(f), "{f}");
+    }
+    // Records written before workspace_bytes existed still load (None), and None is not written.
+    let old = r#"{"rel_error":0.0,"tolerance":0.0,"reps":5,"median_ms":1.0,"p10_ms":1.0,"p90_ms":1.0,"flops":0.0,"bytes":8.0}"#;
+    let t: Timing = serde_json::from_str(old).unwrap();
+    assert_eq!(t.workspace_bytes, None);
+    assert!(!serde_json::to_string(&t).unwrap().contains("workspace"));
+    let with = Timing {
+        workspace_bytes: Some(4096.0),
+        ..t
+    };
+    let back: Timing = serde_json::from_str(&serde_json::to_string(&with).unwrap()).unwrap();
+    assert_eq!(back.workspace_bytes, Some(4096.0));
+}
+
+/// The shipped H100 results draw for the new families in every view, in FLOP/s, and a skipped
+/// (out of memory) point is shown as such rather than as a number.
+#[test]
+fn shipped_tensor_core_and_attention_results_render() {
+    use hdlc::figspec::FigureSpec;
+    use hdlc::render::figures::render_figure;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels/results");
+    let files = load_dir(&dir).expect("shipped results load");
+    if !files
+        .iter()
+        .any(|(_, f)| f.records.iter().any(|r| r.family == "attention"))
+    {
+        return;
+    }
+    for bench in ["tc_gemm", "attention"] {
+        for show in ["ladder", "scaling", "table", "roofline"] {
+            let spec = FigureSpec {
+                bench: bench.into(),
+                show: show.into(),
+                caption: None,
+                size: None,
+            };
+            let html = render_figure(&spec, &files, None).unwrap_or_else(|e| panic!("{bench}/{show}: {e}"));
+            assert!(html.contains("<svg") || html.contains("<table"), "{bench}/{show}");
+            if show == "ladder" {
+                assert!(html.contains("FLOP/s"), "{bench}/{show} in FLOP/s");
+            }
+        }
+    }
+    let spec = FigureSpec {
+        bench: "attention".into(),
+        show: "table".into(),
+        caption: None,
+        size: Some(16384),
+    };
+    let html = render_figure(&spec, &files, None).unwrap();
+    assert!(
+        html.contains("out of memory") || html.contains("skipped") || html.contains("실패"),
+        "{html}"
+    );
 }

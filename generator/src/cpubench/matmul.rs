@@ -28,6 +28,9 @@ pub const TOLERANCE: f64 = 1e-4;
 /// A matrix-product kernel: `c = a·b` for n × n row-major matrices, on `threads` threads.
 pub type MatmulFn = fn(a: &[f32], b: &[f32], c: &mut [f32], n: usize, threads: usize);
 
+/// A kernel under test as the harness calls it: `c = a·b` at the problem's size.
+pub type Kernel<'a> = dyn FnMut(&[f32], &[f32], &mut [f32]) + 'a;
+
 /// Inputs of one size, their f64 reference, and an output buffer.
 pub struct Problem {
     pub n: usize,
@@ -55,7 +58,7 @@ impl Problem {
     }
 
     /// Poison C, run `kernel` once, and return ‖C − ref‖ / ‖ref‖.
-    pub fn check(&mut self, kernel: &mut dyn FnMut(&[f32], &[f32], &mut [f32])) -> f64 {
+    pub fn check(&mut self, kernel: &mut Kernel) -> f64 {
         self.c.fill(f32::NAN);
         kernel(&self.a, &self.b, &mut self.c);
         rel_error(&self.c, |i| self.reference[i])
@@ -63,11 +66,7 @@ impl Problem {
 
     /// Check, then time `kernel` on this problem (flops = 2n³, bytes = 3n²·4: read A and B,
     /// write C once, the fewest a matrix product can move).
-    pub fn measure(
-        &mut self,
-        policy: &Policy,
-        kernel: &mut dyn FnMut(&[f32], &[f32], &mut [f32]),
-    ) -> Outcome {
+    pub fn measure(&mut self, policy: &Policy, kernel: &mut Kernel) -> Outcome {
         let n = self.n as f64;
         let work = Work {
             flops: 2.0 * n * n * n,
@@ -200,12 +199,12 @@ fn madd<const FMA: bool>(a: f32, b: f32, c: f32) -> f32 {
     }
 }
 
-/// The micro-kernel: an MR × NR tile of A·B over one packed panel pair. `a[p]` is column p of
-/// the A sliver, `b[p]` row p of the B sliver. With everything a fixed-size array the two inner
-/// loops unroll completely and `acc` lives in registers.
+/// The micro-kernel: `acc += A·B` for one MR × NR tile over one packed panel pair; `a[p]` is
+/// column p of the A sliver, `b[p]` row p of the B sliver. With everything a fixed-size array
+/// the two inner loops unroll completely and the tile lives in vector registers (12 on AVX2).
 #[inline(always)]
-fn micro_tile<const FMA: bool>(a: &[[f32; MR]], b: &[[f32; NR]]) -> [[f32; NR]; MR] {
-    let mut acc = [[0f32; NR]; MR];
+fn micro_tile<const FMA: bool>(a: &[[f32; MR]], b: &[[f32; NR]], tile: &mut [[f32; NR]; MR]) {
+    let mut acc = *tile;
     for (ap, bp) in a.iter().zip(b) {
         for (row, &ai) in acc.iter_mut().zip(ap) {
             for (c, &bj) in row.iter_mut().zip(bp) {
@@ -213,7 +212,7 @@ fn micro_tile<const FMA: bool>(a: &[[f32; MR]], b: &[[f32; NR]]) -> [[f32; NR]; 
             }
         }
     }
-    acc
+    *tile = acc;
 }
 
 /// Pack rows `i0..i0+mc`, columns `p0..p0+kc` of the row-major `a` (row length `lda`) into
@@ -221,10 +220,17 @@ fn micro_tile<const FMA: bool>(a: &[[f32; MR]], b: &[[f32; NR]]) -> [[f32; NR]; 
 #[inline(always)]
 fn pack_a(a: &[f32], lda: usize, i0: usize, mc: usize, p0: usize, kc: usize, out: &mut [[f32; MR]]) {
     for (s, sliver) in out.chunks_mut(kc).take(mc.div_ceil(MR)).enumerate() {
+        let rows: [&[f32]; MR] = std::array::from_fn(|r| {
+            let i = s * MR + r;
+            if i < mc {
+                &a[(i0 + i) * lda + p0..][..kc]
+            } else {
+                &[]
+            }
+        });
         for (p, col) in sliver.iter_mut().enumerate() {
-            for (r, v) in col.iter_mut().enumerate() {
-                let i = s * MR + r;
-                *v = if i < mc { a[(i0 + i) * lda + p0 + p] } else { 0.0 };
+            for (v, row) in col.iter_mut().zip(rows) {
+                *v = row.get(p).copied().unwrap_or(0.0);
             }
         }
     }
@@ -239,32 +245,42 @@ fn pack_b(b: &[f32], ldb: usize, p0: usize, kc: usize, j0: usize, nc: usize, out
         let w = NR.min(nc - j);
         for (p, row) in sliver.iter_mut().enumerate() {
             let src = &b[(p0 + p) * ldb + j0 + j..][..w];
-            row[..w].copy_from_slice(src);
-            row[w..].fill(0.0);
+            match <&[f32; NR]>::try_from(src) {
+                Ok(full) => *row = *full,
+                Err(_) => {
+                    row[..w].copy_from_slice(src);
+                    row[w..].fill(0.0);
+                }
+            }
         }
     }
 }
 
-/// Write (first panel) or add an mr × nr corner of a tile into C at (i, j).
+/// The top-left mr × nr corner of `tile` from C (or zeros: the first K-panel starts from
+/// nothing, so C's old contents, poison included, are never read), `c` starting at the tile's
+/// corner with rows `ldc` apart. Full tiles copy fixed-size rows (vector moves, no memcpy call).
 #[inline(always)]
-fn store_tile(
-    c: &mut [f32],
-    ldc: usize,
-    i: usize,
-    j: usize,
-    mr: usize,
-    nr: usize,
-    acc: &[[f32; NR]; MR],
-    first: bool,
-) {
-    for (r, row) in acc.iter().enumerate().take(mr) {
-        let dst = &mut c[(i + r) * ldc + j..][..nr];
-        if first {
-            dst.copy_from_slice(&row[..nr]);
+fn load_tile(c: &[f32], ldc: usize, mr: usize, nr: usize, tile: &mut [[f32; NR]; MR], first: bool) {
+    for (r, row) in tile.iter_mut().enumerate() {
+        if first || r >= mr {
+            *row = [0.0; NR];
+        } else if let Ok(full) = <&[f32; NR]>::try_from(&c[r * ldc..][..nr]) {
+            *row = *full;
         } else {
-            for (d, &v) in dst.iter_mut().zip(row) {
-                *d += v;
-            }
+            row[..nr].copy_from_slice(&c[r * ldc..][..nr]);
+            row[nr..].fill(0.0);
+        }
+    }
+}
+
+/// Write the top-left mr × nr corner of `tile` back to C.
+#[inline(always)]
+fn store_tile(c: &mut [f32], ldc: usize, mr: usize, nr: usize, tile: &[[f32; NR]; MR]) {
+    for (r, row) in tile.iter().enumerate().take(mr) {
+        let dst = &mut c[r * ldc..][..nr];
+        match <&mut [f32; NR]>::try_from(&mut *dst) {
+            Ok(full) => *full = *row,
+            Err(_) => dst.copy_from_slice(&row[..nr]),
         }
     }
 }
@@ -273,12 +289,15 @@ fn store_tile(
 #[inline(always)]
 fn gemm_body<const FMA: bool>(a: &[f32], b: &[f32], c: &mut [f32], m: usize, n: usize, k: usize) {
     let mut apack = vec![[0f32; MR]; MC.div_ceil(MR) * KC];
-    let mut bpack = vec![[0f32; NR]; NC.div_ceil(NR) * KC];
+    // Each packed row of B is one 64-byte cache line; aligned, no vector load straddles two.
+    let mut bbuf = vec![0f32; NC.div_ceil(NR) * KC * NR + NR];
+    let skip = bbuf.as_ptr().align_offset(64).min(NR);
+    let bpack = bbuf[skip..].as_chunks_mut::<NR>().0;
     for j0 in (0..n).step_by(NC) {
         let nc = NC.min(n - j0);
         for p0 in (0..k).step_by(KC) {
             let kc = KC.min(k - p0);
-            pack_b(b, n, p0, kc, j0, nc, &mut bpack);
+            pack_b(b, n, p0, kc, j0, nc, bpack);
             for i0 in (0..m).step_by(MC) {
                 let mc = MC.min(m - i0);
                 pack_a(a, k, i0, mc, p0, kc, &mut apack);
@@ -286,8 +305,11 @@ fn gemm_body<const FMA: bool>(a: &[f32], b: &[f32], c: &mut [f32], m: usize, n: 
                     let nr = NR.min(nc - sj * NR);
                     for (si, asl) in apack.chunks(kc).take(mc.div_ceil(MR)).enumerate() {
                         let mr = MR.min(mc - si * MR);
-                        let acc = micro_tile::<FMA>(asl, bs);
-                        store_tile(c, n, i0 + si * MR, j0 + sj * NR, mr, nr, &acc, p0 == 0);
+                        let corner = (i0 + si * MR) * n + j0 + sj * NR;
+                        let mut tile = [[0f32; NR]; MR];
+                        load_tile(&c[corner..], n, mr, nr, &mut tile, p0 == 0);
+                        micro_tile::<FMA>(asl, bs, &mut tile);
+                        store_tile(&mut c[corner..], n, mr, nr, &tile);
                     }
                 }
             }

@@ -52,9 +52,10 @@ pub const FAMILY: &str = "cpu";
 /// Notes to print beside the figures (how bytes are counted).
 pub const NOTES: &[&str] = &[
     "copy and triad count the bytes the loop reads plus the bytes it writes (f64: copy 16 B, \
-     triad 24 B per element); write-allocate traffic is not counted, so triad's real memory \
-     traffic is about 4/3 of the figure",
-    "copy is memcpy (Rust's copy_from_slice), which may use non-temporal stores on large copies",
+     triad 24 B per element), as STREAM does; write-allocate traffic is not counted, so the \
+     memory really moves 3/2 (copy) and 4/3 (triad) of the figure",
+    "both are plain loops with ordinary stores on all cores, each thread its own chunk; copy is \
+     not memcpy, whose large-copy path differs from machine to machine",
     "matrix products: f32, FLOPs = 2n³, bytes = 3n²·4 (A and B read once, C written once)",
 ];
 

@@ -128,5 +128,6 @@ pub fn check_then_time<S: ?Sized>(
         p90_ms,
         flops: work.flops,
         bytes: work.bytes,
+        workspace_bytes: None,
     })
 }

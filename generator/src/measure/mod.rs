@@ -23,7 +23,7 @@ pub mod results;
 pub mod store;
 
 pub use harness::rep_count;
-pub use store::{baseline_ok, best_ok, metric, metric_unit};
+pub use store::{baseline_ok, best_ok, metric, metric_unit, uses_flops};
 
 use anyhow::{anyhow, bail, Result};
 use results::{DeviceInfo, Outcome, Provenance, Record, ResultsFile, SCHEMA_VERSION};
@@ -72,6 +72,8 @@ const KERNEL_SOURCES: &[(&str, &str)] = &[
     ("rmsnorm.cu", include_str!("../../../kernels/rmsnorm.cu")),
     ("gemv.cu", include_str!("../../../kernels/gemv.cu")),
     ("sgemm.cu", include_str!("../../../kernels/sgemm.cu")),
+    ("tc_gemm.cu", include_str!("../../../kernels/tc_gemm.cu")),
+    ("attention.cu", include_str!("../../../kernels/attention.cu")),
 ];
 
 /// An embedded kernels/*.cu file by name, e.g. "sgemm.cu".
@@ -200,7 +202,7 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
     let mut cached = 0usize;
     for fam in &selected {
         for item in plan::items(fam) {
-            let extra = if item.variant == "cublas" {
+            let extra = if plan::uses_cublas(&item) {
                 cublas.as_str()
             } else {
                 ""

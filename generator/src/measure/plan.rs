@@ -15,10 +15,23 @@ pub const FAMILIES: &[&str] = &[
     "rmsnorm",
     "gemv",
     "sgemm",
+    "tc_gemm",
+    "attention",
 ];
 
 /// Square SGEMM sizes.
 pub const SGEMM_SIZES: &[u64] = &[1024, 2048, 4096, 8192];
+
+/// Square tensor-core GEMM sizes (multiples of 256: the WGMMA rung's block tile is 128 × 256).
+pub const TC_GEMM_SIZES: &[u64] = &[2048, 4096, 8192];
+
+/// Attention: batch and heads are fixed (B·H = 64 heads fill the 132 SMs of an H100 from
+/// N = 1024 on: flash_tc runs N/128 · 64 blocks) while the sequence grows, so the N² score
+/// matrix of the naive and standard variants grows with it until it no longer fits.
+pub const ATTN_BATCH: u64 = 4;
+pub const ATTN_HEADS: u64 = 16;
+pub const ATTN_SEQS: &[u64] = &[512, 1024, 2048, 4096, 8192, 16384];
+pub const ATTN_HEAD_DIMS: &[u64] = &[64, 128];
 
 /// One (variant, parameters) point to measure.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,6 +106,22 @@ const MEMCPY: (&str, &str) = ("memcpy", "device memcpy (cuMemcpyDtoD)");
 /// 2^28 floats: 1 GiB per array.
 pub const N_1GIB: u64 = 1 << 28;
 
+/// Move the items of `variant` to the end of the run order. A device fault (a bad address, a
+/// trapped deadlock) poisons the whole CUDA context for the rest of the process, so the rungs
+/// built from the most intricate machinery (TMA and mbarriers, hand-laid tensor-core fragments)
+/// run after every other number is safe. Results files sort their records, so the order leaves
+/// no trace there.
+fn run_last(items: Vec<Item>, variant: &str) -> Vec<Item> {
+    let (last, mut first): (Vec<Item>, Vec<Item>) = items.into_iter().partition(|i| i.variant == variant);
+    first.extend(last);
+    first
+}
+
+/// Whether an item's number depends on the cuBLAS library (its version joins the cache key).
+pub fn uses_cublas(item: &Item) -> bool {
+    item.variant == "cublas" || (item.family == "attention" && item.variant == "standard")
+}
+
 /// The items of one family (empty for an unknown family).
 pub fn items(family: &str) -> Vec<Item> {
     match family {
@@ -159,6 +188,14 @@ pub fn items(family: &str) -> Vec<Item> {
                     "rmsnorm_block_vec4",
                     "one block per row, float4, row in registers",
                 ),
+                V(
+                    "rmsnorm_bwd_atomic",
+                    "backward (dx, dw): dw by atomicAdd per element",
+                ),
+                V(
+                    "rmsnorm_bwd",
+                    "backward (dx, dw): per-block dw partials + reduce kernel",
+                ),
             ],
             &params(&[("rows", 32768), ("cols", 4096)]),
             MEMCPY,
@@ -198,6 +235,67 @@ pub fn items(family: &str) -> Vec<Item> {
             }
             out
         }
+        "tc_gemm" => run_last(
+            TC_GEMM_SIZES
+                .iter()
+                .flat_map(|&s| {
+                    ladder(
+                        "tc_gemm",
+                        "tc_gemm.cu",
+                        &[
+                            V("tc_wmma", "WMMA 16×16×16 from global memory"),
+                            V("tc_smem_cpasync", "shared-memory tiles, cp.async double buffer"),
+                            V(
+                                "tc_mma_pipeline",
+                                "mma.sync + ldmatrix, 4-stage cp.async pipeline",
+                            ),
+                            V("tc_wgmma", "Hopper WGMMA + TMA, warp-specialized"),
+                        ],
+                        &params(&[("m", s), ("n", s), ("k", s)]),
+                        ("cublas", "cuBLAS gemm_ex (BF16, FP32 accumulate)"),
+                    )
+                })
+                .collect(),
+            "tc_wgmma",
+        ),
+        "attention" => {
+            let mut out = Vec::new();
+            for &d in ATTN_HEAD_DIMS {
+                for causal in [0, 1] {
+                    for &n in ATTN_SEQS {
+                        let mut items = ladder(
+                            "attention",
+                            "attention.cu",
+                            &[
+                                V("naive", "naive: S in FP32, softmax, P·V (SIMT)"),
+                                V("flash_simt", "FlashAttention tiling, CUDA cores"),
+                                V("flash_tc", "FlashAttention-2, tensor cores (mma.sync)"),
+                            ],
+                            &params(&[
+                                ("b", ATTN_BATCH),
+                                ("h", ATTN_HEADS),
+                                ("n", n),
+                                ("d", d),
+                                ("causal", causal),
+                            ]),
+                            ("standard", "standard: cuBLAS Q·Kᵀ, softmax, cuBLAS P·V"),
+                        );
+                        // The baseline's softmax kernel lives in attention.cu too.
+                        if let Some(std) = items.last_mut() {
+                            std.source_file = Some("attention.cu");
+                        }
+                        if n >= 16384 {
+                            items[0].skip = Some(
+                                "skipped: too slow — the SIMT score and P·V products take over a \
+                                 second per run at N = 16384, and S alone is 64 GiB",
+                            );
+                        }
+                        out.extend(items);
+                    }
+                }
+            }
+            run_last(out, "flash_tc")
+        }
         _ => Vec::new(),
     }
 }
@@ -229,6 +327,12 @@ pub fn work(item: &Item) -> (f64, f64) {
         "transpose" => (0.0, 8.0 * f("rows") * f("cols")),
         "reduction" => (f("n"), 4.0 * f("n")),
         "softmax" => (5.0 * f("rows") * f("cols"), 8.0 * f("rows") * f("cols")),
+        // Backward: read x and dy, write dx (12 bytes per element), read w and write dw; 9
+        // operations per element (w·dy, ·x and add; s·g, k·x, subtract; dy·x·s and add).
+        "rmsnorm" if item.variant.starts_with("rmsnorm_bwd") => (
+            9.0 * f("rows") * f("cols"),
+            12.0 * f("rows") * f("cols") + 8.0 * f("cols"),
+        ),
         "rmsnorm" => (
             4.0 * f("rows") * f("cols"),
             8.0 * f("rows") * f("cols") + 4.0 * f("cols"),
@@ -240,6 +344,18 @@ pub fn work(item: &Item) -> (f64, f64) {
         "sgemm" => {
             let (m, n, k) = (f("m"), f("n"), f("k"));
             (2.0 * m * n * k, 4.0 * (m * k + k * n + m * n))
+        }
+        // BF16 A and B read once, FP32 C written once.
+        "tc_gemm" => {
+            let (m, n, k) = (f("m"), f("n"), f("k"));
+            (2.0 * m * n * k, 2.0 * (m * k + k * n) + 4.0 * m * n)
+        }
+        // 4·N²·d per head (two products of 2·N²·d), half of it when causal; the fewest bytes
+        // are Q, K, V read and O written once, BF16.
+        "attention" => {
+            let (heads, n, d) = (f("b") * f("h"), f("n"), f("d"));
+            let causal = if item.p("causal") != 0 { 0.5 } else { 1.0 };
+            (causal * 4.0 * n * n * d * heads, 8.0 * heads * n * d)
         }
         _ => (0.0, 0.0),
     }

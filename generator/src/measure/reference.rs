@@ -245,3 +245,222 @@ pub fn percentiles(samples: &[f64]) -> (f64, f64, f64) {
     };
     (at(0.5), at(0.1), at(0.9))
 }
+
+// ---- BF16 ------------------------------------------------------------------------------------
+
+/// The BF16 bit pattern nearest to `x` (round to nearest, ties to even; NaN stays NaN).
+pub fn bf16_bits(x: f32) -> u16 {
+    let b = x.to_bits();
+    if x.is_nan() {
+        return ((b >> 16) as u16) | 0x0040;
+    }
+    let round = 0x7fff + ((b >> 16) & 1);
+    (b.wrapping_add(round) >> 16) as u16
+}
+
+/// The value of a BF16 bit pattern.
+pub fn bf16_value(bits: u16) -> f32 {
+    f32::from_bits((bits as u32) << 16)
+}
+
+/// `n` BF16 numbers drawn uniformly from [lo, hi) (stream `seed`): the bit patterns for the
+/// device and their exact values for the references, so a reference sees precisely the inputs
+/// the kernel sees and the error measures only the kernel's arithmetic.
+pub fn random_bf16(n: usize, seed: u64, lo: f32, hi: f32) -> (Vec<u16>, Vec<f32>) {
+    let mut vals = random_vec(n, seed, lo, hi);
+    let mut bits = vec![0u16; n];
+    par_chunks_mut(&mut bits, |start, part| {
+        for (j, b) in part.iter_mut().enumerate() {
+            *b = bf16_bits(vals[start + j]);
+        }
+    });
+    par_chunks_mut(&mut vals, |start, part| {
+        for (j, v) in part.iter_mut().enumerate() {
+            *v = bf16_value(bits[start + j]);
+        }
+    });
+    (bits, vals)
+}
+
+/// BF16 outputs as f32 (NaN patterns stay NaN, so unwritten elements still fail).
+pub fn bf16_to_f32(bits: &[u16]) -> Vec<f32> {
+    let mut out = vec![0f32; bits.len()];
+    par_chunks_mut(&mut out, |start, part| {
+        for (j, v) in part.iter_mut().enumerate() {
+            *v = bf16_value(bits[start + j]);
+        }
+    });
+    out
+}
+
+// ---- attention -------------------------------------------------------------------------------
+
+/// One output row of attention in f64: O[head][i] = softmax(q_i·Kᵀ / √d) · V over the keys
+/// j ≤ i when causal, all keys otherwise. Q, K, V are [heads][n][d] row-major.
+#[allow(clippy::too_many_arguments)]
+pub fn attention_row_f64(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    n: usize,
+    d: usize,
+    head: usize,
+    i: usize,
+    causal: bool,
+) -> Vec<f64> {
+    let base = head * n * d;
+    let qi = &q[base + i * d..base + (i + 1) * d];
+    let keys = if causal { i + 1 } else { n };
+    let scale = 1.0 / (d as f64).sqrt();
+    let scores: Vec<f64> = (0..keys)
+        .map(|j| {
+            let kj = &k[base + j * d..base + (j + 1) * d];
+            qi.iter().zip(kj).map(|(&a, &b)| a as f64 * b as f64).sum::<f64>() * scale
+        })
+        .collect();
+    let m = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let p: Vec<f64> = scores.iter().map(|s| (s - m).exp()).collect();
+    let l: f64 = p.iter().sum();
+    let mut out = vec![0f64; d];
+    for (j, pj) in p.iter().enumerate() {
+        let vj = &v[base + j * d..base + (j + 1) * d];
+        for (o, &x) in out.iter_mut().zip(vj) {
+            *o += pj * x as f64;
+        }
+    }
+    out.iter_mut().for_each(|o| *o /= l);
+    out
+}
+
+/// ‖out − ref‖ / ‖ref‖ over the listed (head, row) pairs of an attention output, the reference
+/// rows computed in f64 on all cores. NaN or infinity in a checked row gives +∞.
+#[allow(clippy::too_many_arguments)]
+pub fn attention_rows_rel(
+    out: &[f32],
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    n: usize,
+    d: usize,
+    causal: bool,
+    rows: &[(usize, usize)],
+) -> f64 {
+    let parts: Vec<(f64, f64, bool)> = thread::scope(|s| {
+        let t = threads().max(1);
+        let chunk = rows.len().div_ceil(t).max(1);
+        let handles: Vec<_> = rows
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    let (mut num, mut den, mut bad) = (0f64, 0f64, false);
+                    for &(head, i) in part {
+                        let r = attention_row_f64(q, k, v, n, d, head, i, causal);
+                        let o = &out[(head * n + i) * d..(head * n + i + 1) * d];
+                        for (&x, y) in o.iter().zip(&r) {
+                            if !x.is_finite() {
+                                bad = true;
+                            }
+                            num += (x as f64 - y).powi(2);
+                            den += y * y;
+                        }
+                    }
+                    (num, den, bad)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or((0.0, 0.0, true)))
+            .collect()
+    });
+    let (num, den, bad) = parts
+        .iter()
+        .fold((0.0, 0.0, false), |a, p| (a.0 + p.0, a.1 + p.1, a.2 || p.2));
+    rel_from(num, den, bad || rows.is_empty())
+}
+
+/// `count` (head, row) pairs spread over a [heads][n] attention output from `seed`, always
+/// including the first row of the first head and the last row of the last head (the rows that
+/// see the fewest and the most keys when causal).
+pub fn sample_rows(heads: usize, n: usize, count: usize, seed: u64) -> Vec<(usize, usize)> {
+    let mut rows = vec![(0, 0), (heads - 1, n - 1)];
+    for s in 0..count.saturating_sub(2) as u64 {
+        let h = mix(seed ^ mix(s));
+        rows.push(((h % heads as u64) as usize, ((h >> 32) % n as u64) as usize));
+    }
+    rows
+}
+
+// ---- RMSNorm backward --------------------------------------------------------------------------
+
+/// Per row of RMSNorm's backward pass: (s, Σ_c w·dy·x) with s = 1 / sqrt(mean(x²) + eps).
+pub fn rmsnorm_bwd_row_stats(
+    x: &[f32],
+    w: &[f32],
+    dy: &[f32],
+    rows: usize,
+    cols: usize,
+    eps: f64,
+) -> Vec<(f64, f64)> {
+    let mut stats = vec![(0f64, 0f64); rows];
+    par_chunks_mut(&mut stats, |start, part| {
+        for (j, st) in part.iter_mut().enumerate() {
+            let r = (start + j) * cols;
+            let (mut ss, mut dot) = (0f64, 0f64);
+            for c in 0..cols {
+                let xv = x[r + c] as f64;
+                ss += xv * xv;
+                dot += w[c] as f64 * dy[r + c] as f64 * xv;
+            }
+            *st = (1.0 / (ss / cols as f64 + eps).sqrt(), dot);
+        }
+    });
+    stats
+}
+
+/// dx[i] of RMSNorm's backward pass in f64, given the row stats.
+pub fn rmsnorm_bwd_dx_at(
+    x: &[f32],
+    w: &[f32],
+    dy: &[f32],
+    stats: &[(f64, f64)],
+    cols: usize,
+    i: usize,
+) -> f64 {
+    let (s, dot) = stats[i / cols];
+    s * w[i % cols] as f64 * dy[i] as f64 - x[i] as f64 * s * s * s * dot / cols as f64
+}
+
+/// dw[c] = Σ_r dy[r][c]·x[r][c]·s_r in f64 (each thread sums a band of rows, then the bands add).
+pub fn rmsnorm_bwd_dw_f64(x: &[f32], dy: &[f32], stats: &[(f64, f64)], rows: usize, cols: usize) -> Vec<f64> {
+    let t = threads().max(1);
+    let band = rows.div_ceil(t).max(1);
+    let parts: Vec<Vec<f64>> = thread::scope(|s| {
+        let handles: Vec<_> = (0..rows)
+            .step_by(band)
+            .map(|r0| {
+                s.spawn(move || {
+                    let mut acc = vec![0f64; cols];
+                    for r in r0..(r0 + band).min(rows) {
+                        let sr = stats[r].0;
+                        for (c, a) in acc.iter_mut().enumerate() {
+                            *a += dy[r * cols + c] as f64 * x[r * cols + c] as f64 * sr;
+                        }
+                    }
+                    acc
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| vec![f64::NAN; cols]))
+            .collect()
+    });
+    let mut dw = vec![0f64; cols];
+    for p in parts {
+        for (a, b) in dw.iter_mut().zip(p) {
+            *a += b;
+        }
+    }
+    dw
+}

@@ -105,6 +105,10 @@ pub struct Timing {
     pub flops: f64,
     /// Fewest bytes one run must move through device memory.
     pub bytes: f64,
+    /// Device memory the variant needs beyond its inputs and outputs (e.g. the materialized
+    /// score matrix of standard attention), where the family records it. Absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_bytes: Option<f64>,
 }
 
 impl Timing {

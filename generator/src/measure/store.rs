@@ -94,8 +94,8 @@ pub fn save_atomic(path: &Path, file: &ResultsFile) -> Result<()> {
     Ok(())
 }
 
-/// The figure of merit of a record: GFLOP/s for compute-bound families (sgemm), GB/s for the
-/// rest. `None` for a failed record: a failure never yields a number.
+/// The figure of merit of a record: GFLOP/s for compute-bound families (the matrix products and
+/// attention), GB/s for the rest. `None` for a failed record: a failure never yields a number.
 pub fn metric(r: &Record) -> Option<f64> {
     match &r.outcome {
         Outcome::Ok(t) => Some(metric_of(&r.family, t)),
@@ -111,9 +111,10 @@ fn metric_of(family: &str, t: &Timing) -> f64 {
     }
 }
 
-/// Families whose figure of merit is FLOP/s rather than bytes/s.
+/// Families whose figure of merit is FLOP/s rather than bytes/s: the matrix products (every
+/// family named "…gemm") and attention.
 pub fn uses_flops(family: &str) -> bool {
-    family == "sgemm"
+    family.ends_with("gemm") || family == "attention"
 }
 
 /// The unit of `metric` for a family.

@@ -168,7 +168,8 @@ enum Unit {
 
 impl Unit {
     fn of(family: &str) -> Unit {
-        if family.ends_with("gemm") {
+        // FLOP/s for the matrix products ("…gemm") and attention: one rule, in measure::store.
+        if crate::measure::uses_flops(family) {
             Unit::GFlops
         } else {
             Unit::GBs

@@ -1,12 +1,14 @@
 //! The benchmark families: each sets up inputs for its items, checks every variant against a
 //! reference and times it, through the `gpu` boundary only.
 
+mod attention;
 mod bandwidth;
 mod gemv;
 mod reduction;
 mod rmsnorm;
 mod sgemm;
 mod softmax;
+mod tc_gemm;
 mod transpose;
 
 use super::harness::{to_outcome, Ctx, Res};
@@ -23,6 +25,8 @@ pub fn run(ctx: &mut Ctx, family: &str, items: &[Item], done: &mut dyn FnMut(&It
         "rmsnorm" => rmsnorm::measure,
         "gemv" => gemv::measure,
         "sgemm" => sgemm::measure,
+        "tc_gemm" => tc_gemm::measure,
+        "attention" => attention::measure,
         _ => return,
     };
     for item in items {

@@ -1,17 +1,26 @@
 //! rmsnorm: RMSNorm forward over a 32768 × 4096 matrix (512 MiB each way), against
-//! cuMemcpyDtoD.
+//! cuMemcpyDtoD; and its backward pass (dx and dw from x, w and dy: 1.5 GiB moved), whose
+//! GB/s are comparable with the same memcpy.
 
 use super::super::gpu::{Arg, Launch};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
 use super::super::plan::Item;
-use super::super::reference::{random_vec, rel_error_f32, rel_error_fn, rmsnorm_row_scale};
+use super::super::reference::{
+    random_vec, rel_error, rel_error_f32, rel_error_fn, rmsnorm_bwd_dw_f64, rmsnorm_bwd_dx_at,
+    rmsnorm_bwd_row_stats, rmsnorm_row_scale,
+};
 use super::super::results::{FailStage, Timing};
 use super::blocks;
 
 const FILE: &str = "rmsnorm.cu";
 const EPS: f32 = 1e-6;
+/// dw sums 32768 rows in FP32 (atomics in any order): looser than the forward pass's 1e-5.
+const BWD_TOL: f64 = 1e-4;
 
 pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
+    if item.variant.starts_with("rmsnorm_bwd") {
+        return measure_bwd(ctx, item);
+    }
     let (rows, cols) = (item.p("rows") as usize, item.p("cols") as usize);
     let seed = ctx.seed(item);
     let gpu = ctx.gpu;
@@ -72,6 +81,93 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             Ok(rel_error_fn(&o, |i| {
                 x[i] as f64 * scale[i / cols] * w_host[i % cols] as f64
             }))
+        },
+    )
+}
+
+/// The backward variants: dx (rows × cols) and dw (cols), checked against f64 over every element
+/// of both.
+fn measure_bwd(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
+    let (rows, cols) = (item.p("rows") as usize, item.p("cols") as usize);
+    // rmsnorm_bwd runs 128-thread blocks (a row of at most 4 · 8 · 128 floats in registers),
+    // rmsnorm_bwd_atomic one 256-thread block per row.
+    let threads: usize = if item.variant == "rmsnorm_bwd" { 128 } else { 256 };
+    if cols % 4 != 0 || cols > 4 * 8 * threads {
+        return Err(Fail::new(
+            FailStage::Unsupported,
+            format!(
+                "the backward kernels need cols divisible by 4 and at most {}",
+                4 * 8 * threads
+            ),
+        ));
+    }
+    let seed = ctx.seed(item);
+    let k = ctx.kernel(FILE, item.variant)?;
+    let reduce = if item.variant == "rmsnorm_bwd" {
+        Some(ctx.kernel(FILE, "rmsnorm_bwd_dw_reduce")?)
+    } else {
+        None
+    };
+    let gpu = ctx.gpu;
+    let x = random_vec(rows * cols, seed, -1.0, 1.0);
+    let dy = random_vec(rows * cols, seed ^ 0xd1, -1.0, 1.0);
+    let w_host = random_vec(cols, seed ^ 0x77, 0.5, 1.5);
+    let (dx_buf, x_buf, dy_buf) = (
+        gpu.alloc_f32(rows * cols)?,
+        gpu.alloc_f32(rows * cols)?,
+        gpu.alloc_f32(rows * cols)?,
+    );
+    let (w, dw) = (gpu.alloc_f32(cols)?, gpu.alloc_f32(cols)?);
+    gpu.upload_f32(&x_buf, &x)?;
+    gpu.upload_f32(&dy_buf, &dy)?;
+    gpu.upload_f32(&w, &w_host)?;
+    // Four blocks per SM walk the rows; each leaves one partial dw row.
+    let parts = (4 * gpu.sm_count().max(1) as usize).min(rows);
+    let partial = gpu.alloc_f32(parts * cols)?;
+    let stats = rmsnorm_bwd_row_stats(&x, &w_host, &dy, rows, cols, EPS as f64);
+    let dw_ref = rmsnorm_bwd_dw_f64(&x, &dy, &stats, rows, cols);
+    let args = [
+        Arg::Buf(&x_buf),
+        Arg::Buf(&w),
+        Arg::Buf(&dy_buf),
+        Arg::Buf(&dx_buf),
+        Arg::Buf(if reduce.is_some() { &partial } else { &dw }),
+        Arg::I32(rows as i32),
+        Arg::I32(cols as i32),
+        Arg::F32(EPS),
+    ];
+    let mut run = || -> anyhow::Result<()> {
+        match &reduce {
+            None => {
+                gpu.fill_zero(&dw)?;
+                gpu.launch(&k, Launch::linear(rows as u64, threads as u32)?, &args)
+            }
+            Some(r) => {
+                gpu.launch(&k, Launch::linear(parts as u64, threads as u32)?, &args)?;
+                gpu.launch(
+                    r,
+                    Launch::linear(blocks(cols as u64, 256), 256)?,
+                    &[
+                        Arg::Buf(&partial),
+                        Arg::Buf(&dw),
+                        Arg::I32(parts as i32),
+                        Arg::I32(cols as i32),
+                    ],
+                )
+            }
+        }
+    };
+    check_and_time(
+        gpu,
+        item,
+        BWD_TOL,
+        &[&dx_buf, &dw, &partial],
+        &mut run,
+        &mut || {
+            let dx = gpu.download_f32(&dx_buf, rows * cols)?;
+            let dx_rel = rel_error_fn(&dx, |i| rmsnorm_bwd_dx_at(&x, &w_host, &dy, &stats, cols, i));
+            let dw_rel = rel_error(&gpu.download_f32(&dw, cols)?, &dw_ref);
+            Ok(dx_rel.max(dw_rel))
         },
     )
 }

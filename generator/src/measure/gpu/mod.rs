@@ -54,6 +54,48 @@ pub enum Arg<'a> {
     U32(u32),
     U64(u64),
     F32(f32),
+    /// A TMA descriptor passed by value (a `const __grid_constant__` 128-byte parameter).
+    TensorMap(&'a TensorMap),
+}
+
+/// A TMA tensor map (CUtensorMap): how the copy engine sees a 2-D array in device memory. Opaque
+/// outside this module; made by [`Gpu::tensor_map_bf16`].
+pub struct TensorMap(sys::CUtensorMap);
+
+/// Element types of the cuBLAS products the families ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dtype {
+    Bf16,
+    F32,
+}
+
+impl Dtype {
+    fn bytes(self) -> usize {
+        match self {
+            Dtype::Bf16 => 2,
+            Dtype::F32 => 4,
+        }
+    }
+}
+
+/// One (batched) row-major product through cuBLAS gemm_ex, FP32 accumulate:
+/// `C[i] (m × n) = alpha · A[i] (m × k) · B[i]` for i < batch, A BF16, B BF16 stored either
+/// k × n (`b_is_nk: false`) or n × k (`b_is_nk: true`, i.e. Bᵀ row-major, as K in Q·Kᵀ or a
+/// Linear weight), C in `c_type`. Strides are in elements between consecutive matrices.
+pub struct RowMajorGemm<'a> {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub batch: usize,
+    pub alpha: f32,
+    pub a: &'a DevBuf,
+    pub stride_a: usize,
+    pub b: &'a DevBuf,
+    pub stride_b: usize,
+    pub b_is_nk: bool,
+    pub c: &'a DevBuf,
+    pub stride_c: usize,
+    pub c_type: Dtype,
 }
 
 /// Grid and block shape plus dynamic shared memory.
@@ -215,8 +257,24 @@ impl Gpu {
         self.blas.is_some()
     }
 
-    /// Compile one kernel file with NVRTC for this device and load it.
-    pub fn compile(&self, file: &str, source: &str) -> std::result::Result<Module, CompileFailure> {
+    /// The architecture-specific target ("sm_90a") for Hopper-only instructions (wgmma,
+    /// setmaxnreg); the plain target elsewhere.
+    pub fn arch_specific(&self) -> String {
+        if self.cc == (9, 0) {
+            "sm_90a".to_string()
+        } else {
+            self.arch()
+        }
+    }
+
+    /// Compile one kernel file with NVRTC for this device and load it; `arch_specific` asks for
+    /// [`Gpu::arch_specific`]'s target instead of the portable one.
+    pub fn compile(
+        &self,
+        file: &str,
+        source: &str,
+        arch_specific: bool,
+    ) -> std::result::Result<Module, CompileFailure> {
         use cudarc::nvrtc;
         // SAFETY: probes the shared library only.
         if !unsafe { nvrtc::sys::is_culib_present() } {
@@ -231,7 +289,14 @@ impl Gpu {
         }
         let opts = nvrtc::CompileOptions {
             options: vec![
-                format!("--gpu-architecture={}", self.arch()),
+                format!(
+                    "--gpu-architecture={}",
+                    if arch_specific {
+                        self.arch_specific()
+                    } else {
+                        self.arch()
+                    }
+                ),
                 "--std=c++17".into(),
             ],
             name: Some(file.to_string()),
@@ -301,6 +366,46 @@ impl Gpu {
         self.alloc(n * 4)
     }
 
+    /// (free, total) device memory in bytes.
+    pub fn mem_info(&self) -> Result<(usize, usize)> {
+        drv(self.ctx.bind_to_thread(), "bind context")?;
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: writes two integers.
+        drv(
+            unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) }.result(),
+            "cuMemGetInfo",
+        )?;
+        Ok((free, total))
+    }
+
+    /// Upload 16-bit words (BF16 bit patterns).
+    pub fn upload_u16(&self, dst: &DevBuf, src: &[u16]) -> Result<()> {
+        if src.len() * 2 > dst.bytes {
+            bail!(
+                "upload of {} 16-bit words into a buffer of {} bytes",
+                src.len(),
+                dst.bytes
+            );
+        }
+        // SAFETY: bounds checked above; synchronous copy.
+        drv(unsafe { dr::memcpy_htod_sync(dst.ptr, src) }, "copy to device")
+    }
+
+    /// Download 16-bit words (BF16 bit patterns).
+    pub fn download_u16(&self, src: &DevBuf, n: usize) -> Result<Vec<u16>> {
+        if n * 2 > src.bytes {
+            bail!(
+                "download of {n} 16-bit words from a buffer of {} bytes",
+                src.bytes
+            );
+        }
+        let mut out = vec![0u16; n];
+        self.sync()?;
+        // SAFETY: bounds checked above; synchronous copy.
+        drv(unsafe { dr::memcpy_dtoh_sync(&mut out, src.ptr) }, "copy to host")?;
+        Ok(out)
+    }
+
     pub fn upload_f32(&self, dst: &DevBuf, src: &[f32]) -> Result<()> {
         if src.len() * 4 > dst.bytes {
             bail!(
@@ -333,9 +438,16 @@ impl Gpu {
         )
     }
 
-    /// Poison an output buffer with NaN so that unwritten elements fail verification.
+    /// Poison an output buffer with NaN so that unwritten elements fail verification. The word
+    /// 0x7fc07fc0 is a NaN read as one f32 and as two BF16 (0x7fc0 each), so one poison serves
+    /// both element types.
     pub fn fill_nan(&self, buf: &DevBuf) -> Result<()> {
-        self.fill_u32(buf, 0x7fc0_0000)
+        self.fill_u32(buf, 0x7fc0_7fc0)
+    }
+
+    /// Zero a buffer (asynchronous, on the stream).
+    pub fn fill_zero(&self, buf: &DevBuf) -> Result<()> {
+        self.fill_u32(buf, 0)
     }
 
     /// Write the flush buffer, evicting whatever the previous repetition left in L2.
@@ -363,6 +475,7 @@ impl Gpu {
     pub fn launch(&self, k: &Kernel, cfg: Launch, args: &[Arg]) -> Result<()> {
         // Every argument is at most 8 bytes; keep each in its own 8-byte slot and pass pointers
         // to the slots (cuLaunchKernel copies them before returning).
+        // A tensor map (128 bytes) is passed by pointing at the map itself.
         let mut slots: Vec<[u8; 8]> = Vec::with_capacity(args.len());
         for a in args {
             let mut s = [0u8; 8];
@@ -372,10 +485,18 @@ impl Gpu {
                 Arg::U32(v) => s[..4].copy_from_slice(&v.to_ne_bytes()),
                 Arg::U64(v) => s.copy_from_slice(&v.to_ne_bytes()),
                 Arg::F32(v) => s[..4].copy_from_slice(&v.to_ne_bytes()),
+                Arg::TensorMap(_) => {}
             }
             slots.push(s);
         }
-        let mut ptrs: Vec<*mut c_void> = slots.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
+        let mut ptrs: Vec<*mut c_void> = slots
+            .iter_mut()
+            .zip(args)
+            .map(|(s, a)| match a {
+                Arg::TensorMap(t) => &t.0 as *const sys::CUtensorMap as *mut c_void,
+                _ => s.as_mut_ptr() as *mut c_void,
+            })
+            .collect();
         // SAFETY: the caller passes arguments matching the kernel's signature; buffers are live.
         drv(
             unsafe {
@@ -430,6 +551,131 @@ impl Gpu {
         };
         if st != bs::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
             bail!("cublasSgemm failed: {st:?}");
+        }
+        Ok(())
+    }
+
+    /// Allow a kernel up to `bytes` of dynamic shared memory (above the default 48 KiB).
+    pub fn set_max_dynamic_smem(&self, k: &Kernel, bytes: u32) -> Result<()> {
+        // SAFETY: a valid function handle.
+        drv(
+            unsafe {
+                sys::cuFuncSetAttribute(
+                    k.func.cu_function(),
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    bytes as i32,
+                )
+            }
+            .result(),
+            &format!("cuFuncSetAttribute(max dynamic shared memory) of {}", k.name),
+        )
+    }
+
+    /// A TMA tensor map for a row-major BF16 matrix of `rows` × `cols` in `buf`, copied in boxes
+    /// of `box_rows` × `box_cols` with the 128-byte swizzle (box_cols · 2 must be 128 at most).
+    pub fn tensor_map_bf16(
+        &self,
+        buf: &DevBuf,
+        rows: usize,
+        cols: usize,
+        box_rows: u32,
+        box_cols: u32,
+    ) -> Result<TensorMap> {
+        use sys::*;
+        if rows * cols * 2 > buf.bytes
+            || !(cols * 2).is_multiple_of(16)
+            || box_cols * 2 > 128
+            || box_rows > 256
+        {
+            bail!("tensor map {rows} × {cols} (box {box_rows} × {box_cols}) does not fit its buffer or the TMA rules");
+        }
+        let mut map = std::mem::MaybeUninit::<CUtensorMap>::zeroed();
+        let dims: [u64; 2] = [cols as u64, rows as u64];
+        let strides: [u64; 1] = [(cols * 2) as u64];
+        let boxes: [u32; 2] = [box_cols, box_rows];
+        let elem: [u32; 2] = [1, 1];
+        // SAFETY: all arrays have rank (2) entries (strides rank − 1); the map is written.
+        drv(
+            unsafe {
+                cuTensorMapEncodeTiled(
+                    map.as_mut_ptr(),
+                    CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                    2,
+                    buf.ptr as *mut c_void,
+                    dims.as_ptr(),
+                    strides.as_ptr(),
+                    boxes.as_ptr(),
+                    elem.as_ptr(),
+                    CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                    CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+                    CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                    CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+                )
+            }
+            .result(),
+            "cuTensorMapEncodeTiled",
+        )?;
+        // SAFETY: initialised by the successful call above.
+        Ok(TensorMap(unsafe { map.assume_init() }))
+    }
+
+    /// A row-major (batched) BF16 product through cublasGemmStridedBatchedEx, FP32 compute.
+    pub fn gemm_bf16(&self, g: &RowMajorGemm) -> Result<()> {
+        use cudarc::cublas::sys as bs;
+        let handle = self.blas.ok_or_else(|| anyhow!("cuBLAS not available"))?;
+        let need = |rows: usize, cols: usize, stride: usize, t: Dtype| {
+            ((g.batch.max(1) - 1) * stride + rows * cols) * t.bytes()
+        };
+        if g.a.bytes < need(g.m, g.k, g.stride_a, Dtype::Bf16)
+            || g.b.bytes < need(g.k, g.n, g.stride_b, Dtype::Bf16)
+            || g.c.bytes < need(g.m, g.n, g.stride_c, g.c_type)
+        {
+            bail!("cuBLAS gemm_ex operands too small");
+        }
+        let int = |v: usize| i32::try_from(v).map_err(|_| anyhow!("cuBLAS dimension {v} too large"));
+        let ctype = match g.c_type {
+            Dtype::Bf16 => bs::cudaDataType::CUDA_R_16BF,
+            Dtype::F32 => bs::cudaDataType::CUDA_R_32F,
+        };
+        // Column-major cuBLAS computes Cᵀ (n × m, ld n) = op(B)ᵀ · Aᵀ. Row-major A seen column-major
+        // is Aᵀ (k × m, ld k). Row-major B (k × n) seen column-major is Bᵀ (n × k, ld n): no
+        // transpose; a stored n × k B seen column-major is B (k × n, ld k): transposed.
+        let (transa, lda) = if g.b_is_nk {
+            (bs::cublasOperation_t::CUBLAS_OP_T, g.k)
+        } else {
+            (bs::cublasOperation_t::CUBLAS_OP_N, g.n)
+        };
+        let beta = 0.0f32;
+        // SAFETY: sizes checked above; pointers are device allocations.
+        let st = unsafe {
+            bs::cublasGemmStridedBatchedEx(
+                handle,
+                transa,
+                bs::cublasOperation_t::CUBLAS_OP_N,
+                int(g.n)?,
+                int(g.m)?,
+                int(g.k)?,
+                &g.alpha as *const f32 as *const c_void,
+                g.b.ptr as *const c_void,
+                bs::cudaDataType::CUDA_R_16BF,
+                int(lda)?,
+                g.stride_b as i64,
+                g.a.ptr as *const c_void,
+                bs::cudaDataType::CUDA_R_16BF,
+                int(g.k)?,
+                g.stride_a as i64,
+                &beta as *const f32 as *const c_void,
+                g.c.ptr as *mut c_void,
+                ctype,
+                int(g.n)?,
+                g.stride_c as i64,
+                int(g.batch.max(1))?,
+                bs::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                bs::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+            )
+        };
+        if st != bs::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            bail!("cublasGemmStridedBatchedEx failed: {st:?}");
         }
         Ok(())
     }

@@ -39,7 +39,7 @@ pub const LINE_W: f64 = 5.0;
 /// Distance between the center lines of neighbouring lines in a bundle.
 pub const PITCH: f64 = 6.0;
 /// Width of a station marker.
-pub const PILL_W: f64 = 12.0;
+pub const PILL_W: f64 = 14.0;
 /// Lines run straight for at least this far on each side of a column's center.
 pub const STUB: f64 = 12.0;
 /// Gap between a station marker and its label.
@@ -70,7 +70,8 @@ pub struct Anchor {
 pub struct StationGeom {
     pub id: String,
     pub title: String,
-    pub label: String,
+    /// The label's lines (one or two).
+    pub label: Vec<String>,
     /// The marker's box (a rounded bar across the lines it serves; a circle for one line).
     pub marker: Rect,
     /// Indices into [`Layout::lines`] of the lines that stop here.

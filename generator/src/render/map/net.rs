@@ -17,7 +17,7 @@
 //!    crossings (keeping the best ordering seen); slots in each item are ordered by where their
 //!    strands go next, with ties by line so bundles keep one order along their whole run.
 
-use super::text::short_label;
+use super::text::wrap_label;
 use crate::model::Book;
 use std::collections::BTreeMap;
 
@@ -26,7 +26,8 @@ use std::collections::BTreeMap;
 pub struct StationIn {
     pub id: String,
     pub title: String,
-    pub label: String,
+    /// The label's lines (one or two).
+    pub label: Vec<String>,
 }
 
 /// One line: its stops as station indices, consecutive repeats removed.
@@ -49,8 +50,9 @@ pub struct Input {
     pub reading: Vec<usize>,
 }
 
-/// Longest label kept on the map, in characters (the full title is in the tooltip).
-pub const LABEL_CHARS: usize = 14;
+/// Widest label line on the map, px (labels wrap into two lines; the full title is in the
+/// tooltip).
+pub const LABEL_W: f64 = 100.0;
 
 impl Input {
     pub fn from_book(book: &Book) -> Input {
@@ -64,7 +66,7 @@ impl Input {
             stations.push(StationIn {
                 id: c.id.clone(),
                 title: c.title.clone(),
-                label: short_label(&c.title, LABEL_CHARS),
+                label: wrap_label(&c.title, LABEL_W),
             });
         }
         let mut lines = Vec::new();
@@ -117,8 +119,6 @@ impl Input {
 #[derive(Debug, Clone)]
 pub struct Strand {
     pub line: usize,
-    /// Stop index of the hop's start on its line.
-    pub hop: usize,
     /// Left and right station (by column).
     pub left: usize,
     pub right: usize,
@@ -168,6 +168,8 @@ pub struct Net {
     pub visits: Vec<Vec<Vec<usize>>>,
     /// Per line, per hop: the strand.
     pub hops: Vec<Vec<usize>>,
+    /// Lines of each item's label (0 for dummies).
+    pub label_lines: Vec<usize>,
 }
 
 impl Net {
@@ -184,6 +186,7 @@ impl Net {
             station_item: Vec::new(),
             visits: Vec::new(),
             hops: Vec::new(),
+            label_lines: Vec::new(),
         };
         for s in 0..input.stations.len() {
             net.station_item.push(net.items.len());
@@ -198,14 +201,13 @@ impl Net {
         let mut edge_of: BTreeMap<(usize, usize), usize> = BTreeMap::new();
         for (li, l) in input.lines.iter().enumerate() {
             let mut hops = Vec::new();
-            for (k, w) in l.stops.windows(2).enumerate() {
+            for w in l.stops.windows(2) {
                 let (a, b) = (w[0], w[1]);
                 let reversed = net.col[a] > net.col[b];
                 let (left, right) = if reversed { (b, a) } else { (a, b) };
                 let sid = net.strands.len();
                 net.strands.push(Strand {
                     line: li,
-                    hop: k,
                     left,
                     right,
                     reversed,
@@ -305,6 +307,14 @@ impl Net {
         for (i, it) in net.items.iter().enumerate() {
             net.columns[it.col].push(i);
         }
+        net.label_lines = net
+            .items
+            .iter()
+            .map(|it| match it.kind {
+                ItemKind::Station(s) => input.stations[s].label.len().max(1),
+                ItemKind::Dummy(_) => 0,
+            })
+            .collect();
         net.order(input);
         net
     }
@@ -429,6 +439,17 @@ impl Net {
             }
         }
         self.columns = best.1;
+        // Items without strands go to the bottom of their column.
+        for c in 0..self.ncols {
+            let mut col = std::mem::take(&mut self.columns[c]);
+            col.sort_by_key(|&it| {
+                self.items[it]
+                    .slots
+                    .iter()
+                    .all(|&sl| self.slots[sl].left.is_none() && self.slots[sl].right.is_none())
+            });
+            self.columns[c] = col;
+        }
         self.order_slots(None);
     }
 

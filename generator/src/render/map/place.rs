@@ -19,7 +19,7 @@ use super::geom::{pt, simplify, Pt, Rect, EPS};
 use super::net::{Input, ItemKind, Net};
 use super::route::{self, Channel, Unit};
 use super::stats::MapStats;
-use super::text::{text_width, BASELINE, LABEL_H};
+use super::text::{label_height, text_width, BASELINE};
 use super::{
     Align, Anchor, Layout, LegendEntry, LineGeom, StationGeom, CLEAR, LABEL_GAP, LINE_W, MARGIN, PILL_W,
     PITCH, STUB,
@@ -27,10 +27,17 @@ use super::{
 
 /// Rounds of widening before giving up (then the map is drawn as it is and the stats say so).
 const MAX_ROUNDS: usize = 60;
-/// Vertical room kept above every station for its label.
-const ABOVE_STATION: f64 = LABEL_GAP + LABEL_H + 2.0 * CLEAR + 3.0;
+/// Widenings of one channel after which its routes may run along each other rather than fail.
+const RELAX_AFTER: usize = 6;
+/// Vertical room kept above a station for a label of `lines` lines.
+fn above_station(lines: usize) -> f64 {
+    LABEL_GAP + label_height(lines) + 2.0 * CLEAR + 3.0
+}
 /// Vertical gap between items otherwise.
 const ITEM_GAP: f64 = 8.0;
+const SNAP_ROUNDS: usize = 4;
+const IRLS_EPS: f64 = 0.3;
+const IRLS_ROUNDS: usize = 16;
 
 /// Height of a station marker with `n` slots.
 pub fn pill_h(n: usize) -> f64 {
@@ -47,7 +54,7 @@ fn half_h(net: &Net, it: usize) -> f64 {
 
 fn sep(net: &Net, above: usize, below: usize) -> f64 {
     let gap = match net.items[below].kind {
-        ItemKind::Station(_) => ABOVE_STATION,
+        ItemKind::Station(_) => above_station(net.label_lines[below]),
         ItemKind::Dummy(_) => ITEM_GAP,
     };
     half_h(net, above) + half_h(net, below) + gap
@@ -125,7 +132,71 @@ fn place_column(y: &mut [f64], seps: &[f64], desired: &[Option<f64>], prio: &[f6
     }
 }
 
+/// Targets an item's strands ask for: for each strand on the chosen sides, the item height
+/// that would make the strand run level.
+fn targets(net: &Net, idx: &[usize], y: &[f64], it: usize, left: bool, right: bool) -> Vec<f64> {
+    let c = net.items[it].col;
+    let mut t = Vec::new();
+    for &sl in &net.items[it].slots {
+        let s = &net.slots[sl];
+        for (st, nc, on) in [(s.left, c.wrapping_sub(1), left), (s.right, c + 1, right)] {
+            if let (Some(st), true) = (st, on) {
+                let nsl = net.strand_slot(st, nc);
+                let nit = net.slots[nsl].item;
+                t.push(y[nit] + slot_offset(net, idx, nsl) - slot_offset(net, idx, sl));
+            }
+        }
+    }
+    t
+}
+
+/// Weighted least squares for one column under order and separation constraints:
+/// minimise Σ w·(y − d)² with y[i+1] − y[i] ≥ sep[i]. With z = y − (prefix sum of seps) this
+/// is isotonic regression, solved exactly by pooling adjacent violators.
+fn isotonic(d: &[f64], w: &[f64], seps: &[f64]) -> Vec<f64> {
+    let m = d.len();
+    let mut pre = vec![0.0; m];
+    for i in 1..m {
+        pre[i] = pre[i - 1] + seps[i - 1];
+    }
+    // Blocks: (weight, weighted sum, count).
+    let mut blocks: Vec<(f64, f64, usize)> = Vec::new();
+    for i in 0..m {
+        blocks.push((w[i], w[i] * (d[i] - pre[i]), 1));
+        while blocks.len() >= 2 {
+            let b = blocks[blocks.len() - 1];
+            let a = blocks[blocks.len() - 2];
+            if a.1 / a.0 > b.1 / b.0 {
+                blocks.pop();
+                let last = blocks.last_mut().expect("two blocks");
+                *last = (a.0 + b.0, a.1 + b.1, a.2 + b.2);
+            } else {
+                break;
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(m);
+    for (wt, sum, n) in blocks {
+        for _ in 0..n {
+            let i = out.len();
+            out.push(sum / wt + pre[i]);
+        }
+    }
+    out
+}
+
+fn is_isolated(net: &Net, it: usize) -> bool {
+    net.items[it]
+        .slots
+        .iter()
+        .all(|&sl| net.slots[sl].left.is_none() && net.slots[sl].right.is_none())
+}
+
 /// Heights of all items (item centers), on whole pixels.
+///
+/// First the balanced least-squares heights (every strand pulls both of its ends level, all
+/// columns at once, by sweeping exact per-column solves until nothing moves); then a few sweeps
+/// of the priority method snap strands that are nearly level to exactly level.
 fn assign_y(net: &Net) -> Vec<f64> {
     let idx = slot_index(net);
     let mut y = vec![0.0; net.items.len()];
@@ -135,18 +206,75 @@ fn assign_y(net: &Net) -> Vec<f64> {
             if k > 0 {
                 acc += sep(net, col[k - 1], it);
             }
-            y[it] = acc.round();
+            y[it] = acc;
         }
     }
     let nc = net.ncols;
-    for round in 0..16 {
-        let forward = round % 2 == 0;
-        let (use_left, use_right) = if round < 12 {
-            (forward, !forward)
-        } else {
-            (true, true)
-        };
-        let cols: Vec<usize> = if forward {
+    // Iteratively reweighted least squares toward the L1 optimum (least total vertical travel
+    // of all strands): each strand weighs 1/max(|its step|, 1px), so strands that are level
+    // stay level and the steps gather on few strands instead of spreading as small jogs.
+    for outer in 0..IRLS_ROUNDS {
+        let sweeps = if outer == 0 { 200 } else { 60 };
+        // Freeze weights for this outer round.
+        let weights: Vec<Vec<f64>> = (0..net.items.len())
+            .map(|it| {
+                targets(net, &idx, &y, it, true, true)
+                    .iter()
+                    .map(|t| {
+                        if outer == 0 {
+                            1.0
+                        } else {
+                            1.0 / (t - y[it]).abs().max(IRLS_EPS)
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        for round in 0..sweeps {
+            let mut moved = 0.0f64;
+            let cols: Vec<usize> = if round % 2 == 0 {
+                (0..nc).collect()
+            } else {
+                (0..nc).rev().collect()
+            };
+            for c in cols {
+                let col = &net.columns[c];
+                if col.is_empty() {
+                    continue;
+                }
+                let mut d = Vec::with_capacity(col.len());
+                let mut w = Vec::with_capacity(col.len());
+                for &it in col {
+                    let t = targets(net, &idx, &y, it, true, true);
+                    if t.is_empty() {
+                        d.push(y[it]);
+                        w.push(1e-3);
+                    } else {
+                        let ws = &weights[it];
+                        let sw: f64 = ws.iter().sum();
+                        d.push(t.iter().zip(ws).map(|(t, w)| t * w).sum::<f64>() / sw);
+                        w.push(sw);
+                    }
+                }
+                let seps: Vec<f64> = col.windows(2).map(|p| sep(net, p[0], p[1])).collect();
+                let ys = isotonic(&d, &w, &seps);
+                for (k, &it) in col.iter().enumerate() {
+                    moved = moved.max((ys[k] - y[it]).abs());
+                    y[it] = ys[k];
+                }
+            }
+            if moved < 0.02 {
+                break;
+            }
+        }
+    }
+    for v in y.iter_mut() {
+        *v = v.round();
+    }
+    // Snap: move items to the median of what their strands ask for (exact alignment), the
+    // items with more strands first.
+    for round in 0..SNAP_ROUNDS {
+        let cols: Vec<usize> = if round % 2 == 0 {
             (0..nc).collect()
         } else {
             (0..nc).rev().collect()
@@ -159,37 +287,28 @@ fn assign_y(net: &Net) -> Vec<f64> {
             let mut desired = Vec::with_capacity(col.len());
             let mut prio = Vec::with_capacity(col.len());
             for &it in &col {
-                let mut t: Vec<f64> = Vec::new();
-                for &sl in &net.items[it].slots {
-                    let s = &net.slots[sl];
-                    let mut want = |st: usize, nc: usize| {
-                        let nsl = net.strand_slot(st, nc);
-                        let nit = net.slots[nsl].item;
-                        t.push(y[nit] + slot_offset(net, &idx, nsl) - slot_offset(net, &idx, sl));
-                    };
-                    if use_left {
-                        if let Some(st) = s.left {
-                            want(st, c - 1);
-                        }
-                    }
-                    if use_right {
-                        if let Some(st) = s.right {
-                            want(st, c + 1);
-                        }
-                    }
-                }
+                let mut t = targets(net, &idx, &y, it, true, true);
                 t.sort_by(|a, b| a.total_cmp(b));
-                desired.push(if t.is_empty() {
+                // The median strand's wish, or the nearest to the current height on ties.
+                let want = if t.is_empty() {
                     None
+                } else if t.len() % 2 == 1 {
+                    Some(t[t.len() / 2])
                 } else {
-                    Some(t[(t.len() - 1) / 2])
-                });
+                    let (a, b) = (t[t.len() / 2 - 1], t[t.len() / 2]);
+                    Some(if (a - y[it]).abs() <= (b - y[it]).abs() {
+                        a
+                    } else {
+                        b
+                    })
+                };
+                desired.push(want);
                 prio.push(match net.items[it].kind {
                     ItemKind::Dummy(_) => 1000.0 + net.items[it].slots.len() as f64,
                     ItemKind::Station(_) => t.len() as f64,
                 });
             }
-            let seps: Vec<f64> = col.windows(2).map(|w| sep(net, w[0], w[1])).collect();
+            let seps: Vec<f64> = col.windows(2).map(|p| sep(net, p[0], p[1])).collect();
             let mut ys: Vec<f64> = col.iter().map(|&it| y[it]).collect();
             place_column(&mut ys, &seps, &desired, &prio);
             for (k, &it) in col.iter().enumerate() {
@@ -197,12 +316,216 @@ fn assign_y(net: &Net) -> Vec<f64> {
             }
         }
     }
+    straighten(net, &idx, &mut y);
+    // Items without strands (cards on no line) sit right under the item above them.
+    for col in &net.columns {
+        for k in 1..col.len() {
+            if is_isolated(net, col[k]) {
+                y[col[k]] = y[col[k - 1]] + sep(net, col[k - 1], col[k]);
+            }
+        }
+    }
     y
 }
 
+/// Make strands level where the separations allow: move single items, and whole chains of
+/// dummies (a long hop), to the height that makes the most strands run exactly level, never
+/// past their neighbours in the column. Small steps of a few pixels are what this removes.
+fn straighten(net: &Net, idx: &[usize], y: &mut [f64]) {
+    // Position of every item in its column, for the free interval.
+    let mut at = vec![(0usize, 0usize); net.items.len()];
+    for (c, col) in net.columns.iter().enumerate() {
+        for (k, &it) in col.iter().enumerate() {
+            at[it] = (c, k);
+        }
+    }
+    let free = |y: &[f64], it: usize| -> (f64, f64) {
+        let (c, k) = at[it];
+        let col = &net.columns[c];
+        let lo = if k > 0 {
+            y[col[k - 1]] + sep(net, col[k - 1], it)
+        } else {
+            f64::MIN
+        };
+        let hi = if k + 1 < col.len() {
+            y[col[k + 1]] - sep(net, it, col[k + 1])
+        } else {
+            f64::MAX
+        };
+        (lo, hi)
+    };
+    // Strands of an item that run level at height `h`.
+    let level = |y: &[f64], it: usize, h: f64, skip: &dyn Fn(usize) -> bool| -> usize {
+        let c = net.items[it].col;
+        let mut n = 0;
+        for &sl in &net.items[it].slots {
+            let s = &net.slots[sl];
+            for (st, nc) in [(s.left, c.wrapping_sub(1)), (s.right, c + 1)] {
+                if let Some(st) = st {
+                    let nsl = net.strand_slot(st, nc);
+                    let nit = net.slots[nsl].item;
+                    if skip(nit) {
+                        continue;
+                    }
+                    let want = y[nit] + slot_offset(net, idx, nsl) - slot_offset(net, idx, sl);
+                    if (want - h).abs() < 0.5 {
+                        n += 1;
+                    }
+                }
+            }
+        }
+        n
+    };
+    // Chains: runs of pass-through items (every slot has a strand on both sides, all strands
+    // come from one item and go to one item, as one ordered bundle): dummies of a long hop,
+    // and stations that one bundle runs through. Each chain can take any heights inside its
+    // items' free intervals without touching anything else.
+    let nb_of = |it: usize, right: bool| -> Option<(usize, f64)> {
+        let c = net.items[it].col;
+        let mut found: Option<(usize, f64)> = None;
+        for &sl in &net.items[it].slots {
+            let s = &net.slots[sl];
+            let st = if right { s.right } else { s.left }?;
+            let nsl = net.strand_slot(st, if right { c + 1 } else { c - 1 });
+            let nit = net.slots[nsl].item;
+            let d = slot_offset(net, idx, nsl) - slot_offset(net, idx, sl);
+            match found {
+                None => found = Some((nit, d)),
+                Some((n, d0)) if n == nit && (d - d0).abs() < 0.25 => {}
+                _ => return None,
+            }
+        }
+        found
+    };
+    let simple: Vec<Option<((usize, f64), (usize, f64))>> = (0..net.items.len())
+        .map(|it| Some((nb_of(it, false)?, nb_of(it, true)?)))
+        .collect();
+    let links = |a: usize, b: usize| -> bool {
+        matches!((simple[a], simple[b]), (Some((_, (r, _))), Some(((l, _), _))) if r == b && l == a)
+    };
+    let mut chains: Vec<Vec<usize>> = Vec::new();
+    for it in 0..net.items.len() {
+        let Some(((l, _), _)) = simple[it] else { continue };
+        if links(l, it) {
+            continue; // not the start of its chain
+        }
+        let mut ch = vec![it];
+        let mut cur = it;
+        while let Some((_, (r, _))) = simple[cur] {
+            if !links(cur, r) {
+                break;
+            }
+            ch.push(r);
+            cur = r;
+        }
+        chains.push(ch);
+    }
+    for _ in 0..6 {
+        let mut changed = false;
+        // Whole chains first: choose heights for a long hop's dummies (each inside its free
+        // interval) with the fewest steps from the left station to the right one, by dynamic
+        // programming over candidate heights; ties go to the least movement.
+        for ch in &chains {
+            let m = ch.len();
+            let (first, last) = (ch[0], ch[m - 1]);
+            let l = targets(net, idx, y, first, true, false)
+                .first()
+                .copied()
+                .map(f64::round);
+            let r = targets(net, idx, y, last, false, true)
+                .first()
+                .copied()
+                .map(f64::round);
+            let mut hs: Vec<f64> = ch.iter().map(|&it| y[it]).chain(l).chain(r).collect();
+            hs.sort_by(|a, b| a.total_cmp(b));
+            hs.dedup();
+            let iv: Vec<(f64, f64)> = ch.iter().map(|&it| free(y, it)).collect();
+            let ok = |k: usize, h: f64| h >= iv[k].0 - 1e-9 && h <= iv[k].1 + 1e-9;
+            let step = |a: f64, b: Option<f64>| b.is_some_and(|b| (a - b).abs() > 0.25) as usize;
+            // cost[k][j]: (steps, movement) with dummy k at hs[j]; back pointers.
+            let inf = (usize::MAX / 4, f64::MAX);
+            let mut cost = vec![vec![inf; hs.len()]; m];
+            let mut back = vec![vec![0usize; hs.len()]; m];
+            for (j, &h) in hs.iter().enumerate() {
+                if ok(0, h) {
+                    cost[0][j] = (step(h, l), (h - y[first]).abs());
+                }
+            }
+            for k in 1..m {
+                for (j, &h) in hs.iter().enumerate() {
+                    if !ok(k, h) {
+                        continue;
+                    }
+                    for (jj, &hp) in hs.iter().enumerate() {
+                        let c = cost[k - 1][jj];
+                        if c.0 >= inf.0 {
+                            continue;
+                        }
+                        let cand = (c.0 + step(h, Some(hp)), c.1 + (h - y[ch[k]]).abs());
+                        if cand.0 < cost[k][j].0 || (cand.0 == cost[k][j].0 && cand.1 < cost[k][j].1 - 1e-9) {
+                            cost[k][j] = cand;
+                            back[k][j] = jj;
+                        }
+                    }
+                }
+            }
+            let mut best: Option<(usize, f64, usize)> = None;
+            for (j, &h) in hs.iter().enumerate() {
+                let c = cost[m - 1][j];
+                if c.0 >= inf.0 {
+                    continue;
+                }
+                let total = (c.0 + step(h, r), c.1);
+                if best.is_none_or(|b| total.0 < b.0 || (total.0 == b.0 && total.1 < b.1 - 1e-9)) {
+                    best = Some((total.0, total.1, j));
+                }
+            }
+            // Steps now, for comparison.
+            let mut now = step(y[first], l) + step(y[last], r);
+            for k in 1..m {
+                now += step(y[ch[k]], Some(y[ch[k - 1]]));
+            }
+            if let Some((steps, _, mut j)) = best {
+                if steps < now {
+                    for k in (0..m).rev() {
+                        y[ch[k]] = hs[j];
+                        j = back[k][j];
+                    }
+                    changed = true;
+                }
+            }
+        }
+        // Then single items (stations and short dummies).
+        for it in 0..net.items.len() {
+            let (lo, hi) = free(y, it);
+            let none = |_: usize| false;
+            let cur = y[it];
+            let now = level(y, it, cur, &none);
+            let mut best = (now, cur);
+            for cand in targets(net, idx, y, it, true, true) {
+                let cand = cand.round();
+                if cand < lo - 1e-9 || cand > hi + 1e-9 {
+                    continue;
+                }
+                let sc = level(y, it, cand, &none);
+                if sc > best.0 || (sc == best.0 && (cand - cur).abs() < (best.1 - cur).abs()) {
+                    best = (sc, cand);
+                }
+            }
+            if best.0 > now {
+                y[it] = best.1;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
 /// Candidate label boxes around a station marker, in order of preference.
-pub fn candidates(pill: Rect, w: f64, free_left: bool, free_right: bool) -> Vec<(Rect, Anchor)> {
-    let (h, g) = (LABEL_H, LABEL_GAP);
+pub fn candidates(pill: Rect, w: f64, h: f64, free_left: bool, free_right: bool) -> Vec<(Rect, Anchor)> {
+    let g = LABEL_GAP;
     let cx = (pill.x0 + pill.x1) / 2.0;
     let cy = (pill.y0 + pill.y1) / 2.0;
     let above = (pill.y0 - g - h, pill.y0 - g);
@@ -257,7 +580,8 @@ struct Frame<'a> {
     sy: Vec<f64>,
     /// Per channel: (unit, its strands).
     units: Vec<Vec<(Unit, Vec<usize>)>>,
-    label_w: Vec<f64>,
+    /// Label box size (width, height) per station.
+    label_w: Vec<(f64, f64)>,
 }
 
 fn channel_units(net: &Net, sy: &[f64], c: usize) -> Vec<(Unit, Vec<usize>)> {
@@ -308,7 +632,11 @@ impl<'a> Frame<'a> {
         let units = (0..net.ncols.saturating_sub(1))
             .map(|c| channel_units(&net, &sy, c))
             .collect();
-        let label_w = input.stations.iter().map(|s| text_width(&s.label)).collect();
+        let label_w = input
+            .stations
+            .iter()
+            .map(|s| (s.label.iter().map(|l| text_width(l)).fold(0.0, f64::max), label_height(s.label.len())))
+            .collect();
         Frame {
             input,
             net,
@@ -396,7 +724,7 @@ impl<'a> Frame<'a> {
             let free_right = slots.iter().all(|&sl| self.net.slots[sl].right.is_none());
             let pill = self.pill(xs, s);
             let mut ok = None;
-            for (r, a) in candidates(pill, self.label_w[s], free_left, free_right) {
+            for (r, a) in candidates(pill, self.label_w[s].0, self.label_w[s].1, free_left, free_right) {
                 let g = r.inflate(CLEAR);
                 if hard.iter().any(|h| h.overlaps(&g))
                     || placed.iter().any(|(p, _)| p.inflate(CLEAR).overlaps(&g))
@@ -430,7 +758,7 @@ pub fn build(input: &Input) -> Layout {
     let mut col_w = vec![0.0f64; nc];
     for (s, w) in f.label_w.iter().enumerate() {
         let c = f.net.col[s];
-        col_w[c] = col_w[c].max(*w);
+        col_w[c] = col_w[c].max(w.0);
     }
     let mut widths: Vec<f64> = (0..nc.saturating_sub(1))
         .map(|c| {
@@ -439,6 +767,7 @@ pub fn build(input: &Input) -> Layout {
         })
         .collect();
     let mut last = None;
+    let mut grown = vec![0usize; widths.len()];
     for round in 0..MAX_ROUNDS {
         let xs = f.xs(&widths);
         let mut widen = vec![false; widths.len()];
@@ -455,7 +784,7 @@ pub fn build(input: &Input) -> Layout {
                     }
                 }
                 if widen.iter().any(|&w| w) {
-                    grow(&mut widths, &widen);
+                    grow(&mut widths, &mut grown, &widen);
                     continue;
                 }
                 // A single column: nothing to widen; stack labels anyway (cannot happen with
@@ -478,7 +807,9 @@ pub fn build(input: &Input) -> Layout {
                 .map(|r| r.inflate(CLEAR))
                 .collect();
             let units: Vec<Unit> = f.units[c].iter().map(|u| u.0.clone()).collect();
+            let relaxed = grown[c] >= RELAX_AFTER;
             let ch = Channel {
+                relaxed,
                 xl,
                 xr,
                 lo: xl + STUB,
@@ -496,11 +827,19 @@ pub fn build(input: &Input) -> Layout {
                         }
                     }
                 }
-                Err(_) => widen[c] = true,
+                Err(i) => {
+                    if round > 40 && std::env::var("HDLC_MAP_DEBUG").is_ok() {
+                        eprintln!(
+                            "channel {c} [{xl},{xr}] unit {i} fails: {:?}\nunits: {:?}\nobstacles: {:?}",
+                            units[i], units, obstacles
+                        );
+                    }
+                    widen[c] = true
+                }
             }
         }
         if widen.iter().any(|&w| w) {
-            grow(&mut widths, &widen);
+            grow(&mut widths, &mut grown, &widen);
             continue;
         }
         let layout = assemble(&f, &xs, &labels, &polys, round + 1);
@@ -521,7 +860,7 @@ pub fn build(input: &Input) -> Layout {
         if !widen.iter().any(|&w| w) {
             break;
         }
-        grow(&mut widths, &widen);
+        grow(&mut widths, &mut grown, &widen);
     }
     match last {
         Some(l) => l,
@@ -532,10 +871,11 @@ pub fn build(input: &Input) -> Layout {
     }
 }
 
-fn grow(widths: &mut [f64], widen: &[bool]) {
-    for (w, &g) in widths.iter_mut().zip(widen) {
+fn grow(widths: &mut [f64], grown: &mut [usize], widen: &[bool]) {
+    for ((w, n), &g) in widths.iter_mut().zip(grown.iter_mut()).zip(widen) {
         if g {
             *w = ((*w * 1.2).max(*w + 16.0) / 2.0).ceil() * 2.0;
+            *n += 1;
         }
     }
 }
@@ -579,7 +919,7 @@ fn assemble(
         ls.dedup();
         let (label_box, anchor) = labels.get(s).copied().unwrap_or_else(|| {
             let p = f.pill(xs, s);
-            let c = candidates(p, f.label_w[s], false, false)[0];
+            let c = candidates(p, f.label_w[s].0, f.label_w[s].1, false, false)[0];
             (c.0, c.1)
         });
         stations.push(StationGeom {
@@ -626,7 +966,11 @@ fn assemble(
         .map(|l| text_width(&l.title))
         .fold(140.0f64, f64::max)
         + 56.0;
-    let width = map_w.max(entry_w + 2.0 * MARGIN).max(320.0);
+    let key_w = 42.0 + text_width(super::svg::KEY_TEXT);
+    let width = map_w
+        .max(entry_w + 2.0 * MARGIN)
+        .max(key_w + 2.0 * MARGIN)
+        .max(320.0);
     let ncols = (((width - 2.0 * MARGIN) / entry_w).floor() as usize).max(1);
     let row_h = 24.0;
     let mut legend = Vec::new();

@@ -37,6 +37,9 @@ pub struct Channel<'a> {
     pub hi: f64,
     pub units: &'a [Unit],
     pub obstacles: &'a [Rect],
+    /// Accept a bend position whose strokes run along another unit's when no clean one is
+    /// left (set once widening has stopped helping); obstacles are never crossed.
+    pub relaxed: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -146,6 +149,29 @@ fn fits(cand: &[Vec<Pt>], bb: &Rect, placed: &[Option<Placed>], skip: usize, obs
         Some(p) if i != skip => !bb.overlaps(&p.bbox) || !runs_along(cand, &p.strands),
         _ => true,
     })
+}
+
+/// How many placed units a candidate runs along (`None` if it hits an obstacle).
+fn along_count(
+    cand: &[Vec<Pt>],
+    bb: &Rect,
+    placed: &[Option<Placed>],
+    skip: usize,
+    obstacles: &[Rect],
+) -> Option<usize> {
+    if hits_obstacle(cand, obstacles) {
+        return None;
+    }
+    Some(
+        placed
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| match p {
+                Some(p) if *i != skip => bb.overlaps(&p.bbox) && runs_along(cand, &p.strands),
+                _ => false,
+            })
+            .count(),
+    )
 }
 
 fn band(y: f64, offs: &[f64]) -> (f64, f64) {
@@ -260,40 +286,67 @@ pub fn route(ch: &Channel) -> Result<Vec<Vec<Vec<Pt>>>, usize> {
         let k = (0.6 * dmax + 6.0).ceil().max(8.0);
         let chamfer_ok = dy >= 2.0 * k + 0.9 * dmax + 2.0;
         let lo_t = preds[v].iter().map(|&p| start[p] + 2.0).fold(ch.lo, f64::max);
-        // Strands above the center bend later than the center line: start a little early.
-        let early = if preds[v].is_empty() { 8.0 } else { 0.0 };
-        let mut t = (lo_t / 2.0).ceil() * 2.0 - early;
-        let mut done = false;
-        while t <= ch.hi && !done {
-            let mut cands = Vec::with_capacity(2);
+        let shapes_at = |t: f64| -> Vec<Shape> {
             if dy <= DIAG_PREF || !chamfer_ok {
-                cands.push(Shape::Diag(t));
                 if chamfer_ok {
-                    cands.push(Shape::Chamfer(t, k));
+                    vec![Shape::Diag(t), Shape::Chamfer(t, k)]
+                } else {
+                    vec![Shape::Diag(t)]
                 }
             } else {
-                cands.push(Shape::Chamfer(t, k));
-                cands.push(Shape::Diag(t));
+                vec![Shape::Chamfer(t, k), Shape::Diag(t)]
             }
-            for s in cands {
-                if let Some(st) = strands(ch, u, s) {
-                    let bb = bbox(&st);
-                    if fits(&st, &bb, &placed, i, ch.obstacles) {
-                        placed[i] = Some(Placed {
-                            strands: st,
-                            bbox: bb,
-                        });
-                        shapes[i] = s;
-                        start[v] = t;
-                        done = true;
-                        break;
+        };
+        // Strands above the center bend later than the center line: start a little early.
+        let first = |from: f64| (from / 2.0).ceil() * 2.0 - 8.0;
+        // First where the preferred order puts it, then anywhere in the channel.
+        let mut found = None;
+        'scan: for from in [lo_t, ch.lo] {
+            let mut t = first(from);
+            while t <= ch.hi {
+                for s in shapes_at(t) {
+                    if let Some(st) = strands(ch, u, s) {
+                        let bb = bbox(&st);
+                        if fits(&st, &bb, &placed, i, ch.obstacles) {
+                            found = Some((st, bb, s, t));
+                            break 'scan;
+                        }
                     }
                 }
+                t += 2.0;
             }
-            t += 2.0;
+            if lo_t <= ch.lo {
+                break;
+            }
         }
-        if !done {
-            return Err(i);
+        if found.is_none() && ch.relaxed {
+            let mut best: Option<(usize, Vec<Vec<Pt>>, Rect, Shape, f64)> = None;
+            let mut t = first(ch.lo);
+            while t <= ch.hi {
+                for s in shapes_at(t) {
+                    if let Some(st) = strands(ch, u, s) {
+                        let bb = bbox(&st);
+                        if let Some(n) = along_count(&st, &bb, &placed, i, ch.obstacles) {
+                            if best.as_ref().is_none_or(|b| n < b.0) {
+                                best = Some((n, st, bb, s, t));
+                            }
+                        }
+                    }
+                }
+                t += 2.0;
+            }
+            found = best.map(|b| (b.1, b.2, b.3, b.4));
+        }
+        match found {
+            Some((st, bb, s, t)) => {
+                placed[i] = Some(Placed {
+                    strands: st,
+                    bbox: bb,
+                });
+                shapes[i] = s;
+                start[v] = t;
+            }
+            None => return Err(i),
         }
     }
     // Center the bends in the channel as far as the obstacles allow.

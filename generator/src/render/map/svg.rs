@@ -5,8 +5,12 @@
 //! used with the keyboard alone.
 
 use super::geom::Pt;
+use super::text::LINE_H;
 use super::{Align, Layout, LINE_W, MARGIN, PILL_W};
 use std::fmt::Write;
+
+/// The legend's last row: what an interchange looks like.
+pub const KEY_TEXT: &str = "환승역: 여러 노선이 서는 카드";
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -22,6 +26,19 @@ fn n(v: f64) -> String {
     } else {
         format!("{v:.1}")
     }
+}
+
+/// A label's lines: the first as text, the others as tspans below it.
+fn label_text(lines: &[String], x: f64, y: f64) -> String {
+    let mut s = String::new();
+    for (i, l) in lines.iter().enumerate() {
+        if i == 0 {
+            s.push_str(&esc(l));
+        } else {
+            let _ = write!(s, r#"<tspan x="{}" y="{}">{}</tspan>"#, n(x), n(y + i as f64 * LINE_H), esc(l));
+        }
+    }
+    s
 }
 
 fn path_d(pts: &[Pt]) -> String {
@@ -78,6 +95,7 @@ pub fn global(layout: &Layout, prefix: &str) -> String {
         let _ = write!(
             s,
             r#"<a class="hdlc-stop{ic}" href="{prefix}{id}.html" data-lines="{lines}"><title>{t}</title><rect class="{class}"{style} x="{x}" y="{y}" width="{mw}" height="{mh}" rx="{rx}"/><text class="hdlc-label" x="{tx}" y="{ty}" text-anchor="{anchor}">{label}</text></a>"#,
+            label = label_text(&st.label, st.anchor.x, st.anchor.y),
             ic = if interchange { " hdlc-interchange" } else { "" },
             id = esc(&st.id),
             lines = esc(&lines.join(" ")),
@@ -89,7 +107,6 @@ pub fn global(layout: &Layout, prefix: &str) -> String {
             rx = n(PILL_W / 2.0),
             tx = n(st.anchor.x),
             ty = n(st.anchor.y),
-            label = esc(&st.label)
         );
     }
     s.push_str("</g>");
@@ -125,7 +142,11 @@ pub fn global(layout: &Layout, prefix: &str) -> String {
     let ky = layout.legend_top + 22.0 + rows as f64 * 24.0;
     let _ = write!(
         s,
-        r#"<g class="hdlc-legend-key"><rect class="hdlc-station hdlc-interchange-mark" x="{x}" y="{y}" width="{pw}" height="18" rx="{rx}"/><text x="{tx}" y="{ty}">환승역: 여러 노선이 지나는 카드 · 역을 누르면 카드가 열립니다</text></g></g></svg>"#,
+        r#"<g class="hdlc-legend-key"><line x1="{l0}" y1="{y1}" x2="{l1}" y2="{y1}" stroke="currentColor" stroke-opacity=".35" stroke-width="{LINE_W}"/><line x1="{l0}" y1="{y2}" x2="{l1}" y2="{y2}" stroke="currentColor" stroke-opacity=".35" stroke-width="{LINE_W}"/><rect class="hdlc-station hdlc-interchange-mark" x="{x}" y="{y}" width="{pw}" height="18" rx="{rx}"/><text x="{tx}" y="{ty}">{KEY_TEXT}</text></g></g></svg>"#,
+        l0 = n(MARGIN),
+        l1 = n(MARGIN + 32.0),
+        y1 = n(ky + 8.0),
+        y2 = n(ky + 14.0),
         x = n(MARGIN + 10.0),
         y = n(ky + 2.0),
         pw = n(PILL_W),

@@ -1,0 +1,246 @@
+//! tc_gemm: C = A·B on the tensor cores — BF16 inputs, FP32 accumulate, FP32 output — at square
+//! sizes, against cuBLAS gemm_ex (BF16 in, CUBLAS_COMPUTE_32F, FP32 out) in the same run. B is
+//! handed to every variant as Bᵀ (N × K row-major, K contiguous; see kernels/tc_gemm.cu).
+//!
+//! Verification: the inputs are drawn as BF16, and the references use exactly those values.
+//! cuBLAS is checked against an f64 CPU product at 256³ and on 256 sampled entries at the timed
+//! size; each kernel is then compared with cuBLAS's output over all M·N entries (without cuBLAS,
+//! with 4096 sampled f64 entries). Both accumulate in FP32, so they agree to ~1e-6; the tolerance
+//! 1e-3 still catches any fragment-layout or pipeline mistake, which costs O(1).
+
+use super::super::gpu::{Arg, DevBuf, Dtype, Gpu, Launch, RowMajorGemm};
+use super::super::harness::{check_and_time, Ctx, Fail, Res};
+use super::super::plan::Item;
+use super::super::reference::{mix, random_bf16, rel_error, rel_error_f32};
+use super::super::results::{FailStage, Timing};
+
+const FILE: &str = "tc_gemm.cu";
+const TOL: f64 = 1e-3;
+
+/// Dynamic shared memory of tc_mma_pipeline: 3 stages × (128 + 128) rows × (64 + 8) BF16.
+const PIPELINE_SMEM: u32 = 3 * 256 * 72 * 2;
+/// Dynamic shared memory of tc_wgmma: 4 stages × (16 + 32) KiB, 1 KiB of alignment slack and
+/// 2 × 4 mbarriers (WG_SMEM in tc_gemm.cu).
+const WGMMA_SMEM: u32 = 4 * (128 * 64 * 2 + 256 * 64 * 2) + 1024 + 2 * 4 * 8;
+
+/// Host copies of the operands (exact BF16 values): A is m × k, Bt is n × k, both row-major.
+struct Operands<'a> {
+    a: &'a [f32],
+    bt: &'a [f32],
+    n: usize,
+    k: usize,
+}
+
+impl Operands<'_> {
+    fn entry(&self, i: usize, j: usize) -> f64 {
+        let (a, b) = (&self.a[i * self.k..][..self.k], &self.bt[j * self.k..][..self.k]);
+        a.iter().zip(b).map(|(&x, &y)| x as f64 * y as f64).sum()
+    }
+}
+
+/// ‖c − ref‖ / ‖ref‖ over `samples` entries chosen from `seed`, ref in f64.
+fn sampled_rel(c: &[f32], ops: &Operands, m: usize, samples: usize, seed: u64) -> f64 {
+    let (mut num, mut den) = (0f64, 0f64);
+    for s in 0..samples as u64 {
+        let h = mix(seed ^ mix(s));
+        let (i, j) = ((h % m as u64) as usize, ((h >> 32) % ops.n as u64) as usize);
+        let r = ops.entry(i, j);
+        let o = c[i * ops.n + j];
+        if !o.is_finite() {
+            return f64::INFINITY;
+        }
+        num += (o as f64 - r).powi(2);
+        den += r * r;
+    }
+    if den == 0.0 {
+        f64::INFINITY
+    } else {
+        (num / den).sqrt()
+    }
+}
+
+fn cublas(
+    gpu: &Gpu,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &DevBuf,
+    bt: &DevBuf,
+    c: &DevBuf,
+) -> anyhow::Result<()> {
+    gpu.gemm_bf16(&RowMajorGemm {
+        m,
+        n,
+        k,
+        batch: 1,
+        alpha: 1.0,
+        a,
+        stride_a: 0,
+        b: bt,
+        stride_b: 0,
+        b_is_nk: true,
+        c,
+        stride_c: 0,
+        c_type: Dtype::F32,
+    })
+}
+
+/// cuBLAS against f64 at 256³ on fresh inputs.
+fn cublas_small_check(gpu: &Gpu, seed: u64) -> anyhow::Result<f64> {
+    let s = 256;
+    let (a_bits, a) = random_bf16(s * s, seed ^ 1, -1.0, 1.0);
+    let (b_bits, bt) = random_bf16(s * s, seed ^ 2, -1.0, 1.0);
+    let (da, db, dc) = (
+        gpu.alloc(s * s * 2)?,
+        gpu.alloc(s * s * 2)?,
+        gpu.alloc_f32(s * s)?,
+    );
+    gpu.upload_u16(&da, &a_bits)?;
+    gpu.upload_u16(&db, &b_bits)?;
+    gpu.fill_nan(&dc)?;
+    cublas(gpu, s, s, s, &da, &db, &dc)?;
+    let c = gpu.download_f32(&dc, s * s)?;
+    let ops = Operands {
+        a: &a,
+        bt: &bt,
+        n: s,
+        k: s,
+    };
+    let reference: Vec<f64> = (0..s * s).map(|idx| ops.entry(idx / s, idx % s)).collect();
+    Ok(rel_error(&c, &reference))
+}
+
+pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
+    let (m, n, k) = (item.p("m") as usize, item.p("n") as usize, item.p("k") as usize);
+    if m % 128 != 0 || n % 256 != 0 || k % 64 != 0 {
+        return Err(Fail::new(
+            FailStage::Unsupported,
+            "sizes must be multiples of 128 (m), 256 (n) and 64 (k)",
+        ));
+    }
+    if item.variant == "tc_wgmma" && ctx.gpu.arch_specific() != "sm_90a" {
+        return Err(Fail::new(
+            FailStage::Unsupported,
+            "WGMMA and TMA need a Hopper GPU (sm_90a)",
+        ));
+    }
+    let seed = ctx.seed(item);
+    let kernel = if item.baseline {
+        None
+    } else {
+        Some(ctx.kernel(FILE, item.variant)?)
+    };
+    let gpu = ctx.gpu;
+    let (a_bits, a_host) = random_bf16(m * k, seed ^ 0xa, -1.0, 1.0);
+    let (b_bits, bt_host) = random_bf16(n * k, seed ^ 0xb, -1.0, 1.0);
+    let (a, bt, c) = (
+        gpu.alloc(m * k * 2)?,
+        gpu.alloc(n * k * 2)?,
+        gpu.alloc_f32(m * n)?,
+    );
+    gpu.upload_u16(&a, &a_bits)?;
+    gpu.upload_u16(&bt, &b_bits)?;
+    let ops = Operands {
+        a: &a_host,
+        bt: &bt_host,
+        n,
+        k,
+    };
+
+    let Some(kern) = kernel else {
+        if !gpu.has_cublas() {
+            return Err(Fail::new(FailStage::Unsupported, "cuBLAS library not found"));
+        }
+        return check_and_time(
+            gpu,
+            item,
+            TOL,
+            &[&c],
+            &mut || cublas(gpu, m, n, k, &a, &bt, &c),
+            &mut || {
+                let small = cublas_small_check(gpu, seed)?;
+                let out = gpu.download_f32(&c, m * n)?;
+                Ok(small.max(sampled_rel(&out, &ops, m, 256, seed)))
+            },
+        );
+    };
+
+    let c_ref = if gpu.has_cublas() {
+        let r = gpu.alloc_f32(m * n)?;
+        gpu.fill_nan(&r)?;
+        cublas(gpu, m, n, k, &a, &bt, &r)?;
+        Some(gpu.download_f32(&r, m * n)?)
+    } else {
+        None
+    };
+    let tiles = |bm: usize, bn: usize| ((m / bm) * (n / bn)) as u64;
+    let maps;
+    let args: Vec<Arg> = match item.variant {
+        "tc_wgmma" => {
+            maps = (
+                gpu.tensor_map_bf16(&a, m, k, 128, 64)?,
+                gpu.tensor_map_bf16(&bt, n, k, 256, 64)?,
+            );
+            vec![
+                Arg::I32(m as i32),
+                Arg::I32(n as i32),
+                Arg::I32(k as i32),
+                Arg::TensorMap(&maps.0),
+                Arg::TensorMap(&maps.1),
+                Arg::Buf(&c),
+            ]
+        }
+        _ => vec![
+            Arg::I32(m as i32),
+            Arg::I32(n as i32),
+            Arg::I32(k as i32),
+            Arg::Buf(&a),
+            Arg::Buf(&bt),
+            Arg::Buf(&c),
+        ],
+    };
+    let cfg = match item.variant {
+        "tc_wmma" => Launch::grid2((n / 64) as u32, (m / 64) as u32, 128, 1),
+        "tc_smem_cpasync" => Launch::linear(tiles(128, 128), 256)?,
+        "tc_mma_pipeline" => {
+            gpu.set_max_dynamic_smem(&kern, PIPELINE_SMEM)?;
+            Launch {
+                smem: PIPELINE_SMEM,
+                ..Launch::linear(tiles(128, 128), 128)?
+            }
+        }
+        "tc_wgmma" => {
+            gpu.set_max_dynamic_smem(&kern, WGMMA_SMEM)?;
+            Launch {
+                smem: WGMMA_SMEM,
+                ..Launch::linear(tiles(128, 256), 384)?
+            }
+        }
+        other => {
+            return Err(Fail::new(
+                FailStage::Unsupported,
+                format!("no launch configuration for {other}"),
+            ))
+        }
+    };
+    check_and_time(
+        gpu,
+        item,
+        TOL,
+        &[&c],
+        &mut || gpu.launch(&kern, cfg, &args),
+        &mut || {
+            let out = gpu.download_f32(&c, m * n)?;
+            Ok(match &c_ref {
+                Some(r) => rel_error_f32(&out, r),
+                None => {
+                    if out.iter().any(|v| !v.is_finite()) {
+                        f64::INFINITY
+                    } else {
+                        sampled_rel(&out, &ops, m, 4096, seed)
+                    }
+                }
+            })
+        },
+    )
+}

@@ -1,0 +1,639 @@
+//! The CPU roofline suite: verification catches wrong kernels before any timing, the cache is
+//! hit only when nothing that could change a number changed, and the results file keeps the
+//! schema. Everything runs at tiny sizes (n = 64, 1 MiB arrays) so it is quick in debug builds.
+//!
+//! The real suite: `cargo test --release --test cpubench -- --ignored --nocapture real_suite`.
+
+use hdlc::cpubench::machine::{parse_cache_size, parse_cpuinfo_model, parse_meminfo_total};
+use hdlc::cpubench::timing::{check_then_time, rel_error, time_runs, Policy, Work};
+use hdlc::cpubench::{
+    bandwidth, cache_key, cache_path, cpu_results_with, load_cached, matmul, measure, suite_key, Config,
+    KeyInput, Machine, Profile, Source,
+};
+use hdlc::measure::results::{FailStage, Outcome, Record, ResultsFile, SCHEMA_VERSION};
+use hdlc::measure::store::parse_results;
+use std::cell::Cell;
+use std::path::Path;
+use std::time::Duration;
+
+const SEED: u64 = 0x1234_5678;
+
+fn machine(model: &str) -> Machine {
+    Machine {
+        cpu_model: model.to_string(),
+        threads: 2,
+        memory_bytes: 24 << 30,
+        llc_bytes: 32 << 20,
+    }
+}
+
+fn assert_verify_failed(o: &Outcome) -> &str {
+    match o {
+        Outcome::Failed {
+            stage: FailStage::Verify,
+            error,
+        } => error,
+        other => panic!("expected a verification failure, got {other:?}"),
+    }
+}
+
+// ---- verification ----------------------------------------------------------------------------
+
+#[test]
+fn every_rung_matches_the_f64_reference_at_awkward_sizes() {
+    // 1 and 7: smaller than a register tile; 67: not a multiple of MR = 6 or NR = 16, and split
+    // over 2 threads; 300: crosses the KC = 256 and MC = 144 panel edges.
+    let rungs: [(&str, matmul::MatmulFn); 4] = [
+        ("naive", matmul::naive),
+        ("blocked", matmul::blocked),
+        ("simd", matmul::simd),
+        ("library", matmul::library),
+    ];
+    for n in [1usize, 7, 67, 300] {
+        let mut p = matmul::Problem::new(n, SEED + n as u64, 2);
+        for (name, kernel) in rungs {
+            for threads in [1, 2, 3] {
+                let rel = p.check(&mut |a, b, c| kernel(a, b, c, n, threads));
+                assert!(rel <= 1e-6, "{name} n={n} threads={threads}: rel error {rel:e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_wrong_kernel_fails_verification_and_is_never_timed() {
+    let n = 64;
+    let mut p = matmul::Problem::new(n, SEED, 2);
+    let calls = Cell::new(0);
+    // Right everywhere except one element: a single wrong entry must be enough.
+    let outcome = p.measure(&Policy::QUICK, &mut |a, b, c| {
+        calls.set(calls.get() + 1);
+        matmul::blocked(a, b, c, n, 1);
+        c[n * n / 2 + 3] += 1.0;
+    });
+    let err = assert_verify_failed(&outcome);
+    assert!(err.contains("exceeds tolerance"), "{err}");
+    assert_eq!(calls.get(), 1, "one verification run, no warm-up, no timed runs");
+
+    // A transposed product (a classic indexing slip) fails too.
+    let outcome = p.measure(&Policy::QUICK, &mut |a, b, c| {
+        matmul::naive(b, a, c, n, 1);
+    });
+    assert_verify_failed(&outcome);
+}
+
+#[test]
+fn unwritten_output_is_caught_by_the_nan_poison() {
+    let n = 64;
+    let mut p = matmul::Problem::new(n, SEED, 2);
+    // Writes everything but the last row: the poison left there must fail the check.
+    let outcome = p.measure(&Policy::QUICK, &mut |a, b, c| {
+        let mut full = vec![0f32; n * n];
+        matmul::blocked(a, b, &mut full, n, 1);
+        c[..n * (n - 1)].copy_from_slice(&full[..n * (n - 1)]);
+    });
+    let err = assert_verify_failed(&outcome);
+    assert!(err.contains("NaN"), "{err}");
+}
+
+#[test]
+fn a_correct_kernel_is_timed_with_the_counts_of_a_matrix_product() {
+    let n = 64;
+    let mut p = matmul::Problem::new(n, SEED, 2);
+    let calls = Cell::new(0);
+    let outcome = p.measure(&Policy::QUICK, &mut |a, b, c| {
+        calls.set(calls.get() + 1);
+        matmul::simd(a, b, c, n, 2);
+    });
+    let Outcome::Ok(t) = outcome else {
+        panic!("expected a timing, got {outcome:?}");
+    };
+    assert_eq!(t.reps, 5);
+    assert_eq!(calls.get(), 1 + 1 + 5, "check, warm-up, 5 timed runs");
+    assert_eq!(t.flops, 2.0 * 64f64.powi(3));
+    assert_eq!(t.bytes, 3.0 * 64.0 * 64.0 * 4.0);
+    assert_eq!(t.tolerance, matmul::TOLERANCE);
+    assert!(t.rel_error < 1e-6 && t.rel_error.is_finite());
+    assert!(t.p10_ms <= t.median_ms && t.median_ms <= t.p90_ms && t.median_ms > 0.0);
+}
+
+#[test]
+fn inputs_are_random_and_not_zero() {
+    let p = matmul::Problem::new(32, SEED, 1);
+    let q = matmul::Problem::new(32, SEED + 1, 1);
+    assert!(p.a.iter().all(|x| x.is_finite()) && p.a.iter().filter(|&&x| x == 0.0).count() < 4);
+    assert_ne!(p.a, q.a, "a different seed gives different inputs");
+    assert_ne!(p.a, p.b, "A and B are different streams");
+    assert!(p.reference.iter().map(|r| r * r).sum::<f64>() > 1.0);
+}
+
+#[test]
+fn bandwidth_kernels_verify_and_count_reads_plus_writes() {
+    let len = Config::tiny().stream_len;
+    let (copy, triad) = bandwidth::run(len, 2, SEED, &Policy::QUICK);
+    let (Outcome::Ok(c), Outcome::Ok(t)) = (&copy, &triad) else {
+        panic!("expected timings, got {copy:?} / {triad:?}");
+    };
+    assert_eq!(c.rel_error, 0.0, "a copy is exact");
+    assert_eq!(
+        t.rel_error, 0.0,
+        "the triad is the same f64 arithmetic as the reference"
+    );
+    assert_eq!(
+        c.bytes,
+        16.0 * len as f64,
+        "copy: 8 B read + 8 B written per element"
+    );
+    assert_eq!(
+        t.bytes,
+        24.0 * len as f64,
+        "triad: 16 B read + 8 B written, no write-allocate"
+    );
+    assert_eq!((c.flops, t.flops), (0.0, 2.0 * len as f64));
+}
+
+#[test]
+fn bandwidth_kernels_are_correct_for_uneven_chunks() {
+    let b: Vec<f64> = (0..1001).map(|i| i as f64 + 0.5).collect();
+    let c: Vec<f64> = (0..1001).map(|i| 2.0 * i as f64).collect();
+    for threads in [1, 2, 3, 7] {
+        let mut a = vec![f64::NAN; 1001];
+        bandwidth::copy(&mut a, &b, threads);
+        assert_eq!(a, b);
+        bandwidth::triad(&mut a, &b, &c, 3.0, threads);
+        assert!(a.iter().zip(&b).zip(&c).all(|((x, y), z)| *x == y + 3.0 * z));
+    }
+}
+
+#[test]
+fn the_error_measure_and_the_timing_loop() {
+    assert_eq!(rel_error(&[1.0f32, 2.0], |i| [1.0, 2.0][i]), 0.0);
+    assert!((rel_error(&[1.0f64, 0.0], |i| [1.0, 1.0][i]) - 0.5f64.sqrt()).abs() < 1e-12);
+    assert_eq!(rel_error(&[f32::NAN, 1.0], |_| 1.0), f64::INFINITY);
+    assert_eq!(
+        rel_error::<f32>(&[], |_| 1.0),
+        f64::INFINITY,
+        "nothing written never passes"
+    );
+
+    let runs = Cell::new(0);
+    let policy = Policy {
+        warmup: 2,
+        min_reps: 5,
+        min_time: Duration::from_millis(20),
+        max_reps: 1000,
+    };
+    let samples = time_runs(&policy, &mut (), |_| {
+        runs.set(runs.get() + 1);
+        std::thread::sleep(Duration::from_millis(1));
+    });
+    assert!(samples.len() >= 5 && samples.len() < 1000);
+    assert!(
+        samples.iter().sum::<f64>() >= 20.0,
+        "at least min_time of timed runs"
+    );
+    assert_eq!(runs.get(), samples.len() + 2, "warm-up runs are not timed");
+
+    // A failed check: no timing at all, whatever the run closure would do.
+    let o = check_then_time(
+        &Policy::QUICK,
+        1e-4,
+        Work {
+            flops: 1.0,
+            bytes: 1.0,
+        },
+        &mut (),
+        |_| 0.5,
+        |_| panic!("a failed variant must never be timed"),
+    );
+    assert_verify_failed(&o);
+}
+
+// ---- the results file --------------------------------------------------------------------------
+
+fn tiny_results(root: &Path, m: &Machine) -> ResultsFile {
+    let config = Config::tiny();
+    let key = suite_key(m, Profile::Debug, &config);
+    measure(m, Profile::Debug, &config, &key, root, false).unwrap()
+}
+
+#[test]
+fn the_results_file_has_the_schema_and_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Machine {
+        threads: 2,
+        ..Machine::detect()
+    };
+    let file = tiny_results(dir.path(), &m);
+    assert_eq!(file.schema, SCHEMA_VERSION);
+    assert_eq!(file.device.name, m.cpu_model);
+    assert_eq!(file.device.compute_capability, "cpu");
+    assert_eq!(file.device.sm_count, 2);
+    assert_eq!(file.device.memory_bytes, m.memory_bytes);
+    assert_eq!(
+        (
+            file.device.driver_version.as_str(),
+            file.device.cuda_version.as_str(),
+            file.device.nvrtc_version.as_str()
+        ),
+        ("n/a", "n/a", "n/a")
+    );
+    assert!(file.device.datasheet.is_none());
+
+    let variants: Vec<&str> = file.records.iter().map(|r| r.variant.as_str()).collect();
+    assert_eq!(
+        variants,
+        [
+            "copy",
+            "triad",
+            "matmul_naive",
+            "matmul_blocked",
+            "matmul_simd",
+            "matrixmultiply"
+        ]
+    );
+    let baselines: Vec<&str> = file
+        .records
+        .iter()
+        .filter(|r| r.baseline)
+        .map(|r| r.variant.as_str())
+        .collect();
+    assert_eq!(baselines, ["matrixmultiply"]);
+    let key = &file.records[0].key;
+    for r in &file.records {
+        assert_eq!(r.family, "cpu");
+        assert_eq!(&r.key, key);
+        assert!(r.label.ends_with("(debug build)"), "{}", r.label);
+        assert_eq!(r.params["debug_build"], 1);
+        assert!(
+            matches!(r.outcome, Outcome::Ok(_)),
+            "{}: {:?}",
+            r.variant,
+            r.outcome
+        );
+        assert!(!r.provenance.git_commit.is_empty());
+        let d = &r.provenance.date;
+        assert!(
+            d.len() >= 20 && d.as_bytes()[10] == b'T' && d.ends_with('Z'),
+            "RFC 3339 UTC: {d}"
+        );
+    }
+    assert_eq!(file.records[4].params["threads"], 2);
+    assert_eq!(file.records[2].params["threads"], 1);
+
+    let json = serde_json::to_string_pretty(&file).unwrap();
+    let back = parse_results(Path::new("cpu.json"), &json).unwrap();
+    assert_same_results(&back, &file);
+}
+
+/// Equal, except that floats may differ in the last bit: serde_json (without its
+/// `float_roundtrip` feature) does not always parse back the exact f64 it printed.
+fn assert_same_results(a: &ResultsFile, b: &ResultsFile) {
+    assert_eq!((a.schema, &a.device), (b.schema, &b.device));
+    assert_eq!(a.records.len(), b.records.len());
+    let close = |x: f64, y: f64| x == y || (x - y).abs() <= 1e-12 * x.abs().max(y.abs());
+    for (x, y) in a.records.iter().zip(&b.records) {
+        match (&x.outcome, &y.outcome) {
+            (Outcome::Ok(s), Outcome::Ok(t)) => {
+                for (p, q) in [
+                    (s.rel_error, t.rel_error),
+                    (s.tolerance, t.tolerance),
+                    (s.median_ms, t.median_ms),
+                    (s.p10_ms, t.p10_ms),
+                    (s.p90_ms, t.p90_ms),
+                    (s.flops, t.flops),
+                    (s.bytes, t.bytes),
+                ] {
+                    assert!(close(p, q), "{}: {p} vs {q}", x.variant);
+                }
+                assert_eq!(s.reps, t.reps);
+            }
+            (o, p) => assert_eq!(o, p),
+        }
+        let without_outcome = |r: &Record| Record {
+            outcome: Outcome::Failed {
+                stage: FailStage::Unsupported,
+                error: String::new(),
+            },
+            ..r.clone()
+        };
+        assert_eq!(without_outcome(x), without_outcome(y));
+    }
+}
+
+#[test]
+fn a_failed_variant_serializes_without_numbers() {
+    let failed = Outcome::Failed {
+        stage: FailStage::Verify,
+        error: "relative error 1e-2 exceeds tolerance 1e-4".into(),
+    };
+    let v = serde_json::to_value(&failed).unwrap();
+    assert_eq!(v["status"], "failed");
+    assert_eq!(v["stage"], "verify");
+    for field in ["median_ms", "p10_ms", "reps", "flops", "bytes", "rel_error"] {
+        assert!(v.get(field).is_none(), "a failed record carries no {field}");
+    }
+}
+
+// ---- the cache ---------------------------------------------------------------------------------
+
+#[test]
+fn the_key_changes_with_anything_that_changes_a_number() {
+    let base = KeyInput {
+        source_hash: "aaa",
+        cpu_model: "AMD EPYC",
+        threads: 2,
+        profile: Profile::Release,
+        config: "n=1024",
+    };
+    let k = cache_key(&base);
+    assert_eq!(k, cache_key(&base.clone()), "stable");
+    let variants = [
+        KeyInput {
+            source_hash: "aab",
+            ..base.clone()
+        },
+        KeyInput {
+            cpu_model: "Apple M2",
+            ..base.clone()
+        },
+        KeyInput {
+            threads: 4,
+            ..base.clone()
+        },
+        KeyInput {
+            profile: Profile::Debug,
+            ..base.clone()
+        },
+        KeyInput {
+            config: "n=512",
+            ..base.clone()
+        },
+    ];
+    for v in &variants {
+        assert_ne!(cache_key(v), k, "{v:?}");
+    }
+    // Length-prefixed fields: moving text between fields changes the key.
+    assert_ne!(
+        cache_key(&KeyInput {
+            source_hash: "aaaAMD",
+            cpu_model: " EPYC",
+            ..base.clone()
+        }),
+        cache_key(&KeyInput {
+            source_hash: "aaa",
+            cpu_model: "AMD EPYC",
+            ..base.clone()
+        })
+    );
+    let m = machine("AMD EPYC");
+    assert_eq!(
+        suite_key(&m, Profile::Release, &Config::tiny()),
+        suite_key(&m, Profile::Release, &Config::tiny())
+    );
+    assert_ne!(
+        suite_key(&m, Profile::Release, &Config::tiny()),
+        suite_key(&m, Profile::Release, &Config::full(&m))
+    );
+    assert_ne!(
+        suite_key(&m, Profile::Release, &Config::tiny()),
+        suite_key(&m, Profile::Debug, &Config::tiny())
+    );
+}
+
+#[test]
+fn cached_results_are_returned_without_measuring_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let m = machine("Test CPU 9000 @ 3.0GHz");
+    let config = Config::tiny();
+    let measured = Cell::new(0);
+    let mut measure_fn = |m: &Machine, p: Profile, c: &Config, key: &str, root: &Path, progress: bool| {
+        measured.set(measured.get() + 1);
+        measure(m, p, c, key, root, progress)
+    };
+
+    let (first, src) =
+        cpu_results_with(root, &m, Profile::Release, &config, false, false, &mut measure_fn).unwrap();
+    let path = root.join("target/hdlc-cache/cpu-test-cpu-9000-3-0ghz.json");
+    assert_eq!(src, Source::Measured(path.clone()));
+    assert_eq!(cache_path(root, &m, Profile::Release), path);
+    assert!(path.exists());
+    assert_eq!(measured.get(), 1);
+
+    let (second, src) =
+        cpu_results_with(root, &m, Profile::Release, &config, false, false, &mut measure_fn).unwrap();
+    assert_eq!(src, Source::Cached(path.clone()));
+    assert_eq!(measured.get(), 1, "a hit measures nothing");
+    assert_same_results(&second, &first);
+
+    // force re-measures.
+    cpu_results_with(root, &m, Profile::Release, &config, true, false, &mut measure_fn).unwrap();
+    assert_eq!(measured.get(), 2);
+
+    // Another CPU (or core count, or config): its own file or key, so a miss.
+    cpu_results_with(
+        root,
+        &machine("Other CPU"),
+        Profile::Release,
+        &config,
+        false,
+        false,
+        &mut measure_fn,
+    )
+    .unwrap();
+    assert_eq!(measured.get(), 3);
+    let more_cores = Machine {
+        threads: 3,
+        ..m.clone()
+    };
+    let (_, src) = cpu_results_with(
+        root,
+        &more_cores,
+        Profile::Release,
+        &config,
+        false,
+        false,
+        &mut measure_fn,
+    )
+    .unwrap();
+    assert_eq!(
+        src,
+        Source::Measured(path.clone()),
+        "same file name, other key: re-measured"
+    );
+    assert_eq!(measured.get(), 4);
+
+    // A file whose key does not match (e.g. measured by an older source) is a miss.
+    let key = suite_key(&m, Profile::Release, &config);
+    assert!(
+        load_cached(&path, &key).is_none(),
+        "the file now holds the 3-core results"
+    );
+    let (_, src) =
+        cpu_results_with(root, &m, Profile::Release, &config, false, false, &mut measure_fn).unwrap();
+    assert_eq!(src, Source::Measured(path.clone()));
+    assert_eq!(measured.get(), 5);
+    assert!(load_cached(&path, &key).is_some());
+
+    // A corrupt file is a miss, not an error.
+    std::fs::write(&path, "{ not json").unwrap();
+    assert!(load_cached(&path, &key).is_none());
+    cpu_results_with(root, &m, Profile::Release, &config, false, false, &mut measure_fn).unwrap();
+    assert_eq!(measured.get(), 6);
+}
+
+#[test]
+fn a_debug_build_uses_release_results_of_the_same_source_when_there_are_some() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let m = machine("Test CPU");
+    let measured = Cell::new(0);
+    let mut fake = |m: &Machine, p: Profile, _asked: &Config, key: &str, root: &Path, _: bool| {
+        measured.set(measured.get() + 1);
+        // Tiny sizes stand in for the real ones; the key is the one the caller asked for.
+        measure(m, p, &Config::tiny(), key, root, false)
+    };
+    // No release results: the debug build measures its own (marked) numbers.
+    let (_, src) = cpu_results_with(
+        root,
+        &m,
+        Profile::Debug,
+        &Config::debug_build(),
+        false,
+        false,
+        &mut fake,
+    )
+    .unwrap();
+    assert_eq!(src, Source::Measured(cache_path(root, &m, Profile::Debug)));
+    assert!(cache_path(root, &m, Profile::Debug)
+        .to_string_lossy()
+        .ends_with("cpu-test-cpu-debug.json"));
+
+    // A release build measures the real suite and caches it...
+    let full = Config::full(&m);
+    cpu_results_with(root, &m, Profile::Release, &full, false, false, &mut fake).unwrap();
+    assert_eq!(measured.get(), 2);
+    // ...and from then on a debug build shows those numbers instead of its own.
+    std::fs::remove_file(cache_path(root, &m, Profile::Debug)).unwrap();
+    let (_, src) = cpu_results_with(
+        root,
+        &m,
+        Profile::Debug,
+        &Config::debug_build(),
+        false,
+        false,
+        &mut fake,
+    )
+    .unwrap();
+    assert_eq!(src, Source::Cached(cache_path(root, &m, Profile::Release)));
+    assert_eq!(measured.get(), 2);
+}
+
+// ---- machine description ----------------------------------------------------------------------
+
+#[test]
+fn machine_facts_are_parsed_from_proc_and_sys() {
+    let cpuinfo = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC  9654 96-Core Processor\nflags\t\t: fpu\n\nprocessor\t: 1\nmodel name\t: AMD EPYC 9654 96-Core Processor\n";
+    assert_eq!(
+        parse_cpuinfo_model(cpuinfo).as_deref(),
+        Some("AMD EPYC 9654 96-Core Processor")
+    );
+    assert_eq!(parse_cpuinfo_model("processor : 0\nBogoMIPS : 48.00\n"), None);
+    assert_eq!(
+        parse_meminfo_total("MemTotal:       24684084 kB\nMemFree:  1 kB\n"),
+        Some(24_684_084 * 1024)
+    );
+    assert_eq!(parse_meminfo_total("MemFree: 1 kB\n"), None);
+    assert_eq!(parse_cache_size("32768K\n"), Some(32 << 20));
+    assert_eq!(parse_cache_size("1M"), Some(1 << 20));
+    assert_eq!(parse_cache_size("512"), Some(512));
+    assert_eq!(parse_cache_size("lots"), None);
+
+    let here = Machine::detect();
+    assert!(here.threads >= 1 && !here.cpu_model.is_empty());
+}
+
+#[test]
+fn bandwidth_arrays_are_sized_past_the_cache_and_within_memory() {
+    let mib = 1usize << 20;
+    let cfg = |llc: u64, mem: u64| {
+        let m = Machine {
+            llc_bytes: llc,
+            memory_bytes: mem,
+            ..machine("x")
+        };
+        Config::full(&m).stream_len * 8
+    };
+    assert_eq!(cfg(32 << 20, 24 << 30), 256 * mib, "at least 256 MiB");
+    assert_eq!(cfg(96 << 20, 24 << 30), 384 * mib, "4× a large LLC");
+    assert_eq!(
+        cfg(1 << 30, 64 << 30),
+        512 * mib,
+        "at most 512 MiB per array (1.5 GiB in all)"
+    );
+    assert_eq!(
+        cfg(32 << 20, 3 << 30),
+        128 * mib,
+        "at most 1/8 of RAM for the three arrays"
+    );
+    assert_eq!(cfg(0, 0), 256 * mib, "unknown LLC and RAM: the default");
+}
+
+// ---- the real suite ----------------------------------------------------------------------------
+
+/// Measures this machine with the real sizes (run it in release), refreshes the cache under
+/// target/, and prints the numbers.
+#[test]
+#[ignore = "measures the real suite (~15 s in release); run with --release -- --ignored"]
+fn real_suite() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let started = std::time::Instant::now();
+    let file = hdlc::cpubench::cpu_results(root, true, true).unwrap();
+    let wall = started.elapsed().as_secs_f64();
+    let lib = file
+        .records
+        .iter()
+        .find(|r| r.baseline)
+        .and_then(|r| match &r.outcome {
+            Outcome::Ok(t) => Some(t.gflops()),
+            _ => None,
+        });
+    println!(
+        "{} — {} threads, {:.1} GiB RAM",
+        file.device.name,
+        file.device.sm_count,
+        file.device.memory_bytes as f64 / (1u64 << 30) as f64
+    );
+    for r in &file.records {
+        match &r.outcome {
+            Outcome::Ok(t) if t.flops > 0.0 && r.family == "cpu" && r.variant != "triad" => println!(
+                "{:<16} n={:<5} {:>8.2} GFLOP/s  ({:.1}% of library)  median {:.2} ms [p10 {:.2}, p90 {:.2}] ×{}  rel {:.1e}  | {}",
+                r.variant,
+                r.params["n"],
+                t.gflops(),
+                100.0 * t.gflops() / lib.unwrap_or(f64::NAN),
+                t.median_ms,
+                t.p10_ms,
+                t.p90_ms,
+                t.reps,
+                t.rel_error,
+                r.label
+            ),
+            Outcome::Ok(t) => println!(
+                "{:<16} {:>6} MiB {:>8.2} GB/s   median {:.2} ms [p10 {:.2}, p90 {:.2}] ×{}  | {}",
+                r.variant,
+                (r.params["n"] * 8) >> 20,
+                t.gbs(),
+                t.median_ms,
+                t.p10_ms,
+                t.p90_ms,
+                t.reps,
+                r.label
+            ),
+            Outcome::Failed { stage, error } => println!("{:<16} FAILED ({stage:?}): {error}", r.variant),
+        }
+    }
+    println!("suite wall time {wall:.1} s");
+    assert!(file.records.iter().all(|r| matches!(r.outcome, Outcome::Ok(_))));
+}
