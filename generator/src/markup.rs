@@ -140,7 +140,25 @@ pub fn scan(body: &str, base: usize) -> Vec<Piece> {
 }
 
 /// Convert LaTeX to MathML. Errors carry the parser's first message line.
+///
+/// Results are memoized for the life of the process: `check`/`build` validate every formula and
+/// then render the same ones, and `serve` rebuilds the same book again and again.
 pub fn latex_to_mathml(latex: &str, display: bool) -> Result<String, String> {
+    type Cache = std::sync::Mutex<std::collections::HashMap<(String, bool), Result<String, String>>>;
+    static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let key = (latex.to_string(), display);
+    if let Some(hit) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return hit;
+    }
+    let result = convert_latex(latex, display);
+    if let Ok(mut c) = cache.lock() {
+        c.insert(key, result.clone());
+    }
+    result
+}
+
+fn convert_latex(latex: &str, display: bool) -> Result<String, String> {
     use pulldown_latex::config::DisplayMode;
     use pulldown_latex::{Parser as LParser, RenderConfig, Storage};
     let storage = Storage::new();

@@ -2,25 +2,29 @@
 //!
 //! mdBook builds its elasticlunr index with an English pipeline whose trimmer keeps only
 //! `[0-9a-z]`: every Hangul word is trimmed to nothing and never indexed, so a Korean query finds
-//! nothing. After mdBook has written `searchindex-*.js`, this adds the words that contain
-//! non-ASCII letters (split at punctuation, lowercased) to the same inverted index, with
-//! elasticlunr's own term-frequency rule (√count). The query side gets a Unicode-aware trimmer
-//! from `book/theme/head.hbs`; prefix expansion then lets "강도" find "강도를" and "강도는".
+//! nothing. After mdBook has written `searchindex-*.js`, this computes the postings of the words
+//! that contain non-ASCII letters (split at punctuation, lowercased; term frequency √count, as
+//! elasticlunr does) and appends them to that file as `window.hdlcKo`. The hook in
+//! `book/theme/head.hbs` adds them to the index when the searcher loads it, and gives queries a
+//! Unicode-aware trimmer; prefix expansion then lets "강도" find "강도를" and "강도는".
+//!
+//! Why append instead of rewriting mdBook's JSON: parsing and re-serializing the whole index
+//! cost more than the rest of the build's own work; appending leaves mdBook's bytes untouched.
 
 use anyhow::{bail, Context};
-use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
 use std::path::Path;
 
 const PREFIX: &str = "window.search = Object.assign(window.search, JSON.parse('";
 const SUFFIX: &str = "'));";
 
 /// Words of `text` that elasticlunr-rs drops: alphanumeric runs holding a non-ASCII letter.
-pub fn non_ascii_terms(text: &str) -> Vec<String> {
+pub fn non_ascii_terms(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty() && !w.is_ascii())
-        .map(|w| w.to_lowercase())
-        .collect()
+        .map(str::to_lowercase)
 }
 
 fn unescape_js(s: &str) -> String {
@@ -38,8 +42,56 @@ fn unescape_js(s: &str) -> String {
     out
 }
 
-/// Add non-ASCII terms to the search index files under `html`. A book without search
-/// (no index file) is left alone.
+/// Only the parts of mdBook's index this module reads; the rest is skipped unparsed.
+#[derive(Deserialize)]
+struct Search<'a> {
+    #[serde(borrow)]
+    index: Index<'a>,
+}
+#[derive(Deserialize)]
+struct Index<'a> {
+    fields: Vec<String>,
+    #[serde(rename = "documentStore", borrow)]
+    document_store: Store<'a>,
+}
+#[derive(Deserialize)]
+struct Store<'a> {
+    #[serde(borrow)]
+    docs: HashMap<&'a str, HashMap<String, String>>,
+}
+
+/// field → term → [(doc ref, tf)], sorted for deterministic output.
+pub type Postings = BTreeMap<String, BTreeMap<String, Vec<(String, f64)>>>;
+
+/// Postings of non-ASCII words for every document and field of an mdBook index (its JSON).
+pub fn postings(index_json: &str) -> anyhow::Result<Postings> {
+    let search: Search = serde_json::from_str(index_json).context("parsing the search index")?;
+    let mut out = Postings::new();
+    // Breadcrumbs repeat the titles (indexed under `title`): skip them.
+    for field in search.index.fields.iter().filter(|f| f.as_str() != "breadcrumbs") {
+        let terms = out.entry(field.clone()).or_default();
+        for (doc_ref, doc) in &search.index.document_store.docs {
+            let Some(text) = doc.get(field) else { continue };
+            let mut counts: HashMap<String, u32> = HashMap::new();
+            for t in non_ascii_terms(text) {
+                *counts.entry(t).or_default() += 1;
+            }
+            for (term, n) in counts {
+                terms
+                    .entry(term)
+                    .or_default()
+                    .push((doc_ref.to_string(), f64::from(n).sqrt()));
+            }
+        }
+        for docs in terms.values_mut() {
+            docs.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+    }
+    Ok(out)
+}
+
+/// Append the non-ASCII postings to the search index file under `html` (none: left alone).
+/// Returns the number of (term, document) pairs added.
 pub fn add_korean_terms(html: &Path) -> anyhow::Result<usize> {
     let Some(file) = std::fs::read_dir(html)?
         .filter_map(|e| e.ok())
@@ -63,74 +115,9 @@ pub fn add_korean_terms(html: &Path) -> anyhow::Result<usize> {
             file.display()
         );
     };
-    let mut data: Value = serde_json::from_str(&unescape_js(inner)).context("parsing the search index")?;
-    let added = add_terms(&mut data)?;
-    let json = serde_json::to_string(&data)?;
-    let escaped = json.replace('\\', "\\\\").replace('\'', "\\'");
-    std::fs::write(&file, format!("{PREFIX}{escaped}{SUFFIX}"))?;
-    Ok(added)
-}
-
-/// Insert the terms into the elasticlunr index held in `data` (`{ index: {...} }`).
-fn add_terms(data: &mut Value) -> anyhow::Result<usize> {
-    let index = data.get_mut("index").context("no index")?;
-    let fields: Vec<String> = index["fields"]
-        .as_array()
-        .context("no fields")?
-        .iter()
-        .filter_map(|f| f.as_str().map(String::from))
-        .collect();
-    let docs: Vec<(String, Map<String, Value>)> = index["documentStore"]["docs"]
-        .as_object()
-        .context("documents are not stored")?
-        .iter()
-        .filter_map(|(k, v)| v.as_object().map(|o| (k.clone(), o.clone())))
-        .collect();
-    let mut added = 0;
-    for (doc_ref, doc) in &docs {
-        for field in &fields {
-            let Some(text) = doc.get(field).and_then(Value::as_str) else {
-                continue;
-            };
-            let mut counts: BTreeMap<String, u32> = BTreeMap::new();
-            for t in non_ascii_terms(text) {
-                *counts.entry(t).or_default() += 1;
-            }
-            if counts.is_empty() {
-                continue;
-            }
-            let total: u32 = counts.values().sum();
-            if let Some(n) = index["documentStore"]["docInfo"][doc_ref.as_str()][field.as_str()].as_u64() {
-                index["documentStore"]["docInfo"][doc_ref.as_str()][field.as_str()] =
-                    json!(n + u64::from(total));
-            }
-            let root = index["index"][field.as_str()]["root"]
-                .as_object_mut()
-                .context("no field index")?;
-            for (term, count) in counts {
-                let mut node = &mut *root;
-                for c in term.chars() {
-                    node = node
-                        .entry(c.to_string())
-                        .or_insert_with(|| json!({}))
-                        .as_object_mut()
-                        .context("bad trie node")?;
-                }
-                let docs = node
-                    .entry("docs")
-                    .or_insert_with(|| json!({}))
-                    .as_object_mut()
-                    .context("bad docs")?;
-                if docs
-                    .insert(doc_ref.clone(), json!({ "tf": (count as f64).sqrt() }))
-                    .is_none()
-                {
-                    let df = node.get("df").and_then(Value::as_u64).unwrap_or(0);
-                    node.insert("df".into(), json!(df + 1));
-                }
-                added += 1;
-            }
-        }
-    }
+    let postings = postings(&unescape_js(inner))?;
+    let added = postings.values().flat_map(|t| t.values()).map(Vec::len).sum();
+    let mut f = std::fs::OpenOptions::new().append(true).open(&file)?;
+    write!(f, "\nwindow.hdlcKo = {};\n", serde_json::to_string(&postings)?)?;
     Ok(added)
 }

@@ -47,7 +47,7 @@ pub fn write_book(
         // Once beside book.toml for `additional-css`/`-js`, once in src/ so that files those
         // refer to (the math fonts) are copied into the output as static files.
         copy_dir(&assets, &work.join("assets"))?;
-        copy_dir(&assets, &src.join("assets"))?;
+        link_dir(&work.join("assets"), &src.join("assets"))?;
     }
     let theme = book_dir.join("theme");
     if theme.is_dir() {
@@ -80,8 +80,15 @@ pub fn write_book(
     if !built.join("index.html").is_file() {
         bail!("mdBook finished without an index.html; the previous book was left in place");
     }
-    crate::search_index::add_korean_terms(&built).context("adding Korean words to the search index")?;
-    let problems = crate::verify::verify_tree(&built);
+    // Independent passes over different files: run them side by side.
+    let (search, problems) = std::thread::scope(|s| {
+        let search = s.spawn(|| crate::search_index::add_korean_terms(&built));
+        let problems = crate::verify::verify_tree(&built);
+        (search.join(), problems)
+    });
+    search
+        .map_err(|_| anyhow::anyhow!("the search-index thread panicked"))?
+        .context("adding Korean words to the search index")?;
     if !problems.is_empty() {
         return Ok(problems);
     }
@@ -111,6 +118,20 @@ fn swap_into(new: &Path, dest: &Path) -> anyhow::Result<()> {
     }
     if old.exists() {
         let _ = std::fs::remove_dir_all(&old);
+    }
+    Ok(())
+}
+
+/// Like [`copy_dir`], but hard-links files where the file system allows it (same volume).
+fn link_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry?;
+        let target = to.join(entry.path().strip_prefix(from)?);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target)?;
+        } else if std::fs::hard_link(entry.path(), &target).is_err() {
+            std::fs::copy(entry.path(), &target)?;
+        }
     }
     Ok(())
 }
