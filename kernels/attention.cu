@@ -209,6 +209,7 @@ __device__ __forceinline__ void flash_simt_impl(const bf16_t* __restrict__ Q,
     float* Vs = Ks + BC * LD;       // [BC][D]
     float* Ps = Vs + BC * D;        // [BR][BC + 1]
     int tid = threadIdx.x, r = tid / 4, part = tid % 4;
+    // ANCHOR: flash_simt_causal
     // Causal blocks differ in work: start the longest (last query tiles) first.
     int qt = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
     int q0 = qt * BR;
@@ -221,6 +222,7 @@ __device__ __forceinline__ void flash_simt_impl(const bf16_t* __restrict__ Q,
     int q = q0 + r;
     int kend = causal ? q0 + BR : n;
     for (int j0 = 0; j0 < kend; j0 += BC) {
+        // ANCHOR_END: flash_simt_causal
         __syncthreads();  // the previous tile is no longer read
         for (int e = tid; e < BC * D; e += 128) {
             Ks[(e / D) * LD + e % D] = bf2f(K[(head + j0) * D + e]);
@@ -283,6 +285,7 @@ extern "C" __global__ void __launch_bounds__(128) flash_simt_d128(const bf16_t* 
 
 // ---- flash_tc: FlashAttention-2 on the tensor cores ----------------------------------------
 
+// ANCHOR: flash_tc_helpers
 __device__ __forceinline__ void cp_async16(unsigned dst, const void* src)
 {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
@@ -317,7 +320,9 @@ __device__ __forceinline__ void mma_16816(float* c, const unsigned* a, unsigned 
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+// ANCHOR_END: flash_tc_helpers
 
+// ANCHOR: flash_tc_setup
 // Launch: 256 threads (8 warps), grid (n/128, B·H), dynamic shared memory flash_tc_smem(D) =
 // Q (128 × D) + K and V tiles (64 × D each) twice: 96 KiB for D = 128. Rows of D BF16 are kept
 // in 16-byte chunks whose index is XOR-ed with (row % 8), so the 8 rows an ldmatrix reads at one
@@ -354,8 +359,10 @@ __device__ __forceinline__ void flash_tc_impl(const bf16_t* __restrict__ Q,
     for (int i = tid; i < BR * CH; i += 256)
         cp_async16(smem_u32(sQ + off(i / CH, i % CH)), Qg + (size_t)(i / CH) * D + (i % CH) * 8);
     cp_async_commit();
+    // ANCHOR: flash_tc_causal_end
     int kend = causal ? q0 + BR : n;
     int ntiles = kend / BC;
+    // ANCHOR_END: flash_tc_causal_end
     auto load_kv = [&](int stage, int j0) {
         bf16_t* ks = sK + stage * BC * D;
         bf16_t* vs = sV + stage * BC * D;
@@ -382,13 +389,17 @@ __device__ __forceinline__ void flash_tc_impl(const bf16_t* __restrict__ Q,
     float m0 = NEG_INF, m1 = NEG_INF, l0 = 0.0f, l1 = 0.0f;  // rows lane/4 and lane/4 + 8
     int row0 = q0 + warp * 16 + lane / 4, row1 = row0 + 8;
     int warp_last = q0 + warp * 16 + 15;
+    // ANCHOR_END: flash_tc_setup
 
+    // ANCHOR: flash_tc_scores
+    // ANCHOR: flash_tc_causal_skip
     for (int jt = 0; jt < ntiles; ++jt) {
         cp_async_wait<0>();  // tile jt has landed ...
         __syncthreads();     // ... for everyone, and tile jt − 1's buffers are free
         if (jt + 1 < ntiles) load_kv((jt + 1) & 1, (jt + 1) * BC);
         int j0 = jt * BC;
         if (causal && j0 > warp_last) continue;  // every key of this tile is masked for this warp
+        // ANCHOR_END: flash_tc_causal_skip
         const bf16_t* ks = sK + (jt & 1) * BC * D;
         const bf16_t* vs = sV + (jt & 1) * BC * D;
 
@@ -408,6 +419,9 @@ __device__ __forceinline__ void flash_tc_impl(const bf16_t* __restrict__ Q,
                 mma_16816(s[2 * np + 1], qf[kk], b[2], b[3]);
             }
         }
+        // ANCHOR_END: flash_tc_scores
+        // ANCHOR: flash_tc_softmax
+        // ANCHOR: flash_tc_causal_mask
         bool mask = causal && j0 + BC - 1 > q0 + warp * 16;
         float mx0 = NEG_INF, mx1 = NEG_INF;
 #pragma unroll
@@ -421,6 +435,7 @@ __device__ __forceinline__ void flash_tc_impl(const bf16_t* __restrict__ Q,
                 }
                 s[j][e] = v;
             }
+            // ANCHOR_END: flash_tc_causal_mask
             mx0 = fmaxf(mx0, fmaxf(s[j][0], s[j][1]));
             mx1 = fmaxf(mx1, fmaxf(s[j][2], s[j][3]));
         }
@@ -453,6 +468,8 @@ __device__ __forceinline__ void flash_tc_impl(const bf16_t* __restrict__ Q,
             o[j][2] *= a1;
             o[j][3] *= a1;
         }
+        // ANCHOR_END: flash_tc_softmax
+        // ANCHOR: flash_tc_pv
 #pragma unroll
         for (int kc = 0; kc < BC / 16; ++kc) {
 #pragma unroll
@@ -478,6 +495,7 @@ __device__ __forceinline__ void flash_tc_impl(const bf16_t* __restrict__ Q,
         O1[4 * j] = pack_bf16(o[j][2] * inv1, o[j][3] * inv1);
     }
 }
+// ANCHOR_END: flash_tc_pv
 extern "C" __global__ void __launch_bounds__(256) flash_tc_d64(const bf16_t* Q, const bf16_t* K,
                                                               const bf16_t* V, bf16_t* O, int n,
                                                               float scale_log2, int causal)

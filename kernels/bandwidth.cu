@@ -37,6 +37,7 @@ extern "C" __global__ void copy_vec4(const float4* __restrict__ in, float4* __re
     if (i < n4) out[i] = in[i];
 }
 
+// ANCHOR: copy_ilp
 // Rung 4: each thread issues UNROLL independent 16-byte loads before its first store, so more
 // bytes are in flight per thread while the memory system answers (Little's law: bandwidth =
 // bytes in flight / latency). Consecutive threads still touch consecutive float4s.
@@ -58,6 +59,7 @@ extern "C" __global__ void copy_vec4_ilp(const float4* __restrict__ in, float4* 
         if (i < n4) out[i] = r[u];
     }
 }
+// ANCHOR_END: copy_ilp
 
 // The first kernel of the book: vector add c = a + b, one element per thread. The CPU loop
 // `for (i = 0; i < n; ++i) c[i] = a[i] + b[i];` becomes one thread per iteration; the index is

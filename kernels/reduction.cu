@@ -8,6 +8,7 @@
 //
 // Launch pass 1 with 256 threads per block (the kernels assume blockDim.x == 256).
 
+// ANCHOR: warp_block_sum
 #define BLOCK 256
 #define FULL_MASK 0xffffffffu
 
@@ -34,6 +35,7 @@ __device__ __forceinline__ float block_sum(float v)
     }
     return v;
 }
+// ANCHOR_END: warp_block_sum
 
 // Rung 1: atomics. Every thread atomicAdds its element into one shared-memory float of its
 // block: 256 additions to one address, done one after another by the hardware. One element per
@@ -76,6 +78,7 @@ extern "C" __global__ void reduce_warp_shuffle(const float* __restrict__ in, uns
     if (threadIdx.x == 0) partials[blockIdx.x] = v;
 }
 
+// ANCHOR: reduce_vec4_rung
 // Rung 4: many elements per thread. A fixed grid (a few blocks per SM) walks the array with
 // float4 loads, UNROLL of them in flight per thread, each into its own accumulator; the block
 // then reduces once. The block-level work is now amortised over thousands of elements, and the
@@ -105,6 +108,7 @@ extern "C" __global__ void reduce_vec4(const float4* __restrict__ in, unsigned l
     total = block_sum(total);
     if (threadIdx.x == 0) partials[blockIdx.x] = total;
 }
+// ANCHOR_END: reduce_vec4_rung
 
 // Pass 2: one block of 1024 threads adds `count` partial sums and writes the result to out[0].
 extern "C" __global__ void sum_partials(const float* __restrict__ partials, unsigned int count,

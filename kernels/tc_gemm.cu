@@ -41,6 +41,7 @@ __device__ __forceinline__ void tile_of(int pid, int tiles_m, int tiles_n, int& 
 
 // ---- PTX building blocks -------------------------------------------------------------------
 
+// ANCHOR: wmma_global_loads
 // wmma m16n16k16 fragments (what nvcuda::wmma::fragment holds for BF16): A and B 4 registers of
 // two BF16 each, the FP32 accumulator 8 registers.
 struct FragA { unsigned x[4]; };
@@ -60,6 +61,7 @@ __device__ __forceinline__ void wmma_load_b_global(FragB& f, const bf16_t* p, in
                  : "=r"(f.x[0]), "=r"(f.x[1]), "=r"(f.x[2]), "=r"(f.x[3])
                  : "l"(p), "r"(ld));
 }
+// ANCHOR_END: wmma_global_loads
 __device__ __forceinline__ void wmma_load_a_shared(FragA& f, unsigned addr, int ld)
 {
     asm volatile("wmma.load.a.sync.aligned.row.m16n16k16.shared.bf16 {%0, %1, %2, %3}, [%4], %5;"
@@ -92,6 +94,7 @@ __device__ __forceinline__ void wmma_store_global(float* p, const FragC& c, int 
                  : "memory");
 }
 
+// ANCHOR: cp_async
 // cp.async: a 16-byte global → shared copy that bypasses registers (and L1: .cg).
 __device__ __forceinline__ void cp_async16(unsigned dst, const void* src)
 {
@@ -105,7 +108,9 @@ template <int N> __device__ __forceinline__ void cp_async_wait()
 {
     asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
+// ANCHOR_END: cp_async
 
+// ANCHOR: ldmatrix_mma
 // ldmatrix: four 8 × 8 BF16 matrices from shared memory, one row address per lane, landing in
 // exactly the register layout mma.sync expects.
 __device__ __forceinline__ void ldmatrix_x4(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3,
@@ -125,6 +130,7 @@ __device__ __forceinline__ void mma_16816(float* c, const unsigned* a, unsigned 
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+// ANCHOR_END: ldmatrix_mma
 
 // ---- 1. wmma straight from global memory ---------------------------------------------------
 // Launch: 128 threads (4 warps, 2 × 2), grid (N / 64, M / 64). Each warp owns a 32 × 32 tile of C
@@ -164,6 +170,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_wmma(int M, int N, int K,
             wmma_store_global(C + (size_t)(row0 + 16 * i) * N + col0 + 16 * j, acc[i][j], N);
 }
 
+// ANCHOR: tc_smem_cpasync_rung
 // ---- 2. shared-memory tiles, cp.async, double buffer ---------------------------------------
 // Launch: 256 threads (8 warps, 2 × 4), 1-D grid of (M / 128)·(N / 128) blocks. The block's
 // 128 × 32 slices of A and Bt go to shared memory with cp.async (2 × 16 bytes per thread each);
@@ -237,6 +244,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_smem_cpasync(int M, int N, 
 #pragma unroll
         for (int j = 0; j < 2; ++j) wmma_store_global(Cb + (size_t)(16 * i) * N + 16 * j, acc[i][j], N);
 }
+// ANCHOR_END: tc_smem_cpasync_rung
 
 // ---- 3. mma.sync + ldmatrix, multi-stage cp.async pipeline ---------------------------------
 // Launch: 32·WM·WN threads (warps WM × WN), 1-D grid of (M / BM)·(N / BN) blocks, dynamic shared
@@ -342,6 +350,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_mma_pipeline(int M, int N, 
     mma_pipeline<128, 128, 64, 3, 2, 2>(M, N, K, A, Bt, C);
 }
 
+// ANCHOR: tc_wgmma_layout
 // ---- 4. Hopper: TMA + mbarriers + wgmma, warp-specialized ----------------------------------
 // Launch: 384 threads = 3 warpgroups, 1-D grid of (M / 128)·(N / 256) blocks, one per SM, with
 // WG_SMEM bytes of dynamic shared memory. Warpgroup 0 is the producer: it gives most of its
@@ -368,8 +377,10 @@ extern "C" __global__ void __launch_bounds__(128) tc_mma_pipeline(int M, int N, 
 struct alignas(64) TmaDesc {
     unsigned long long opaque[16];
 };
+// ANCHOR_END: tc_wgmma_layout
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// ANCHOR: mbarrier_tma
 __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)
 {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
@@ -420,6 +431,7 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const TmaDesc* map, un
                  "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(c0), "r"(c1)
                  : "memory");
 }
+// ANCHOR_END: mbarrier_tma
 // Shared-memory matrix descriptor for a K-major tile in the 128-byte swizzle layout: rows of
 // 128 bytes (64 BF16), 8-row groups 1024 bytes apart (the "stride byte offset").
 __device__ __forceinline__ unsigned long long wgmma_desc(unsigned addr)

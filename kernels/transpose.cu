@@ -7,8 +7,10 @@
 // All three kernels use 32 × 8 thread blocks; each thread moves TILE / ROWS = 4 elements of a
 // 32 × 32 tile. Launch with grid (ceil(cols / 32), ceil(rows / 32)).
 
+// ANCHOR: tile_shape
 #define TILE 32
 #define ROWS 8
+// ANCHOR_END: tile_shape
 
 // Rung 1: read a row of the tile (coalesced), write it straight into a column of the output.
 // The writes of one warp land 4·rows bytes apart: 32 separate memory transactions per store.

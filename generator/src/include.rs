@@ -112,8 +112,11 @@ pub fn extract(root: &Path, spec: &IncludeSpec) -> Result<Excerpt, String> {
         (0, lines.len().saturating_sub(1))
     };
     // Anchor markers are for cutting, not for reading.
-    let code: Vec<&str> =
-        lines[a..=b].iter().copied().filter(|l| !l.trim_start().starts_with("// ANCHOR")).collect();
+    let code: Vec<&str> = lines[a..=b]
+        .iter()
+        .copied()
+        .filter(|l| !l.trim_start().starts_with("// ANCHOR"))
+        .collect();
     Ok(Excerpt {
         code: code.join("\n"),
         first_line: a + 1,

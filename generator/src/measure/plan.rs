@@ -247,7 +247,7 @@ pub fn items(family: &str) -> Vec<Item> {
                             V("tc_smem_cpasync", "shared-memory tiles, cp.async double buffer"),
                             V(
                                 "tc_mma_pipeline",
-                                "mma.sync + ldmatrix, 4-stage cp.async pipeline",
+                                "mma.sync + ldmatrix, 3-stage cp.async pipeline",
                             ),
                             V("tc_wgmma", "Hopper WGMMA + TMA, warp-specialized"),
                         ],

@@ -1744,7 +1744,10 @@ fn log_tick(v: f64) -> String {
         return String::new();
     }
     let mantissa = v / 10f64.powf(v.log10().floor());
-    if [1.0, 2.0, 5.0, 10.0].iter().any(|m| (mantissa - m).abs() < 1e-6 * m) {
+    if [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .any(|m| (mantissa - m).abs() < 1e-6 * m)
+    {
         tick(v)
     } else {
         String::new()
