@@ -520,7 +520,7 @@ fn ladder(c: &Ctx) -> Result<String, String> {
         .filter_map(|r| r.meas())
         .map(|m| m.spread.map_or(m.value, |(_, hi)| hi.max(m.value)))
         .fold(0.0, f64::max);
-    let ds = datasheet_value(&c.file.device, fam.unit);
+    let ds = datasheet_value(&c.file.device, fam.unit, &c.spec.bench);
     let (scale, unit_name) = fam.unit.display(max.max(ds.unwrap_or(0.0)));
 
     let n = rows.len().max(1);
@@ -730,7 +730,8 @@ fn roofline(c: &Ctx) -> Result<String, String> {
     }
     let dev = &c.file.device;
     let bw_meas = roof_of(c.file, "bandwidth");
-    let cublas = roof_of(c.file, "sgemm");
+    let tensor = tensor_family(&c.spec.bench);
+    let cublas = roof_of(c.file, if tensor { "tc_gemm" } else { "sgemm" });
     let ds = dev
         .datasheet
         .as_ref()
@@ -768,13 +769,13 @@ fn roofline(c: &Ctx) -> Result<String, String> {
             true,
         ));
     }
-    if let Some(d) = ds.filter(|d| d.fp32_tflops > 0.0) {
+    if let Some((peak, name)) = ds
+        .and_then(|d| compute_peak(d, &c.spec.bench))
+        .filter(|p| p.0 > 0.0)
+    {
         flat.push((
-            d.fp32_tflops * 1e3,
-            format!(
-                "FP32 peak {} (datasheet)",
-                fmt_value(Unit::GFlops, d.fp32_tflops * 1e3)
-            ),
+            peak,
+            format!("{name} {} (datasheet)", fmt_value(Unit::GFlops, peak)),
             false,
         ));
     }
@@ -1043,10 +1044,12 @@ fn roofline(c: &Ctx) -> Result<String, String> {
     }
     if let Some(d) = ds {
         notes.push(format!(
-            "<span class=\"datasheet\">데이터시트(datasheet, {}): 메모리 {} · FP32 {}</span>",
+            "<span class=\"datasheet\">데이터시트(datasheet, {}): 메모리 {} · {}</span>",
             esc(&d.source),
             fmt_value(Unit::GBs, d.memory_bandwidth_gbs),
-            fmt_value(Unit::GFlops, d.fp32_tflops * 1e3)
+            compute_peak(d, &c.spec.bench)
+                .map(|(v, n)| format!("{n} {}", fmt_value(Unit::GFlops, v)))
+                .unwrap_or_default()
         ));
     }
     Ok(figure(c, &svg, &used, &notes))
@@ -1492,7 +1495,7 @@ fn provenance(d: &DeviceInfo, used: &[&Record], local: bool) -> String {
 fn baseline_note(c: &Ctx, base: Option<(&Record, f64)>) -> Vec<String> {
     let mut out = Vec::new();
     let unit = c.fam.unit;
-    let ds = datasheet_value(&c.file.device, unit);
+    let ds = datasheet_value(&c.file.device, unit, &c.spec.bench);
     let ds_text = c.file.device.datasheet.as_ref().zip(ds).map(|(d, v)| {
         format!(
             "데이터시트(datasheet, {}): {}",
@@ -1518,11 +1521,26 @@ fn baseline_note(c: &Ctx, base: Option<(&Record, f64)>) -> Vec<String> {
 }
 
 /// The datasheet peak matching a unit: memory bandwidth (GB/s) or FP32 (GFLOP/s).
-fn datasheet_value(d: &DeviceInfo, unit: Unit) -> Option<f64> {
+/// Families that run on the tensor cores in BF16: their compute ceiling is the BF16 tensor
+/// peak and cuBLAS BF16 GEMM, not the FP32 CUDA-core peak and SGEMM.
+fn tensor_family(family: &str) -> bool {
+    family == "tc_gemm" || family == "attention"
+}
+
+/// The datasheet compute peak (GFLOP/s) that matches a family, with its name.
+fn compute_peak(ds: &crate::measure::results::Datasheet, family: &str) -> Option<(f64, &'static str)> {
+    if tensor_family(family) {
+        ds.bf16_tensor_tflops.map(|t| (t * 1e3, "BF16 tensor peak"))
+    } else {
+        Some((ds.fp32_tflops * 1e3, "FP32 peak"))
+    }
+}
+
+fn datasheet_value(d: &DeviceInfo, unit: Unit, family: &str) -> Option<f64> {
     let ds = d.datasheet.as_ref()?;
     let v = match unit {
         Unit::GBs => ds.memory_bandwidth_gbs,
-        Unit::GFlops => ds.fp32_tflops * 1e3,
+        Unit::GFlops => compute_peak(ds, family)?.0,
     };
     (v.is_finite() && v > 0.0).then_some(v)
 }
