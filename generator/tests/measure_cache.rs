@@ -142,3 +142,34 @@ fn item_keys_follow_embedded_sources() {
     let (_, h) = item_key(cublas, &d, "");
     assert_eq!(h, "", "library baselines have no kernel source");
 }
+
+/// A baseline is re-measured together with any variant at its parameters, never reused from an
+/// older run beside a fresh variant.
+#[test]
+fn stale_variant_pulls_its_baseline_into_the_same_run() {
+    use hdlc::measure::{plan, select_todo};
+    let items = plan::items("bandwidth");
+    assert!(items.iter().any(|i| i.baseline));
+    let mark = |stale: &str| {
+        items
+            .iter()
+            .cloned()
+            .map(|i| {
+                let hit = i.variant != stale;
+                (i, String::new(), String::new(), hit)
+            })
+            .collect::<Vec<_>>()
+    };
+    let (todo, cached) = select_todo(mark("copy_vec4"), false);
+    let names: Vec<&str> = todo.iter().map(|(i, ..)| i.variant).collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(
+        names.contains(&"copy_vec4") && names.contains(&"memcpy"),
+        "{names:?}"
+    );
+    assert_eq!(cached, items.len() - 2);
+    let (todo, cached) = select_todo(mark("none-stale"), false);
+    assert!(todo.is_empty() && cached == items.len());
+    let (todo, _) = select_todo(mark("none-stale"), true);
+    assert_eq!(todo.len(), items.len(), "force measures everything");
+}

@@ -129,6 +129,33 @@ fn reusable(r: &Record) -> bool {
     )
 }
 
+/// Which items to measure: those without a reusable record (all with `force`), plus every
+/// baseline whose parameters a re-measured variant shares, so that every "% of baseline" compares
+/// numbers taken in the same run. Input: (item, key, source hash, has a reusable record).
+/// Returns the items to measure and how many were served from the cache.
+#[allow(clippy::type_complexity)]
+pub fn select_todo(
+    items: Vec<(plan::Item, String, String, bool)>,
+    force: bool,
+) -> (Vec<(plan::Item, String, String)>, usize) {
+    let stale: Vec<_> = items
+        .iter()
+        .filter(|(i, .., hit)| !i.baseline && !hit)
+        .map(|(i, ..)| i.params.clone())
+        .collect();
+    let mut todo = Vec::new();
+    let mut cached = 0;
+    for (item, key, hash, hit) in items {
+        let rerun_baseline = item.baseline && stale.contains(&item.params);
+        if hit && !force && !rerun_baseline {
+            cached += 1;
+        } else {
+            todo.push((item, key, hash));
+        }
+    }
+    (todo, cached)
+}
+
 /// Run the measure stage.
 pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
     let dir = results_dir(&opts.root);
@@ -201,23 +228,26 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
     let mut todo: Vec<(plan::Item, String, String)> = Vec::new();
     let mut cached = 0usize;
     for fam in &selected {
-        for item in plan::items(fam) {
-            let extra = if plan::uses_cublas(&item) {
-                cublas.as_str()
-            } else {
-                ""
-            };
-            let (key, hash) = item_key(&item, &device, extra);
-            let hit = file
-                .records
-                .iter()
-                .any(|r| r.key == key && store::same_slot_item(r, &item) && reusable(r));
-            if hit && !opts.force {
-                cached += 1;
-            } else {
-                todo.push((item, key, hash));
-            }
-        }
+        // (item, key, hash, has a reusable record)
+        let items: Vec<(plan::Item, String, String, bool)> = plan::items(fam)
+            .into_iter()
+            .map(|item| {
+                let extra = if plan::uses_cublas(&item) {
+                    cublas.as_str()
+                } else {
+                    ""
+                };
+                let (key, hash) = item_key(&item, &device, extra);
+                let hit = file
+                    .records
+                    .iter()
+                    .any(|r| r.key == key && store::same_slot_item(r, &item) && reusable(r));
+                (item, key, hash, hit)
+            })
+            .collect();
+        let (t, c) = select_todo(items, opts.force);
+        todo.extend(t);
+        cached += c;
     }
 
     let provenance = Provenance {
