@@ -57,21 +57,24 @@
       box.scrollTop = y * scale - (cy === undefined ? box.clientHeight / 2 : cy);
     }
     function fit() { apply(Math.min(1, (box.clientWidth - 2) / natural)); box.scrollLeft = 0; box.scrollTop = 0; }
+    const tools = document.createElement("div");
     if (box.classList.contains("hdlc-map-full")) {
-      // Let the full map use the width of the page, not only the text column.
+      // Let the full map use the width of the page, not only the text column (leaving room
+      // for mdBook's page arrows).
       const main = box.parentElement;
       const content = box.closest(".content") || document.body;
-      function widen() {
-        box.style.width = ""; box.style.marginLeft = "";
+      const widen = function () {
+        [box, tools].forEach(function (el) { el.style.width = ""; el.style.marginLeft = ""; });
         const mw = main.clientWidth;
-        const avail = content.clientWidth - 40;
+        const avail = content.clientWidth - 160;
         const w = Math.max(mw, Math.min(avail, natural + 2));
-        if (w > mw) { box.style.width = w + "px"; box.style.marginLeft = ((mw - w) / 2) + "px"; }
-      }
-      widen();
+        if (w > mw) {
+          [box, tools].forEach(function (el) { el.style.width = w + "px"; el.style.marginLeft = ((mw - w) / 2) + "px"; });
+        }
+      };
       window.addEventListener("resize", widen);
+      setTimeout(widen, 0);
     }
-    const tools = document.createElement("div");
     tools.className = "hdlc-map-tools";
     tools.setAttribute("role", "toolbar");
     tools.setAttribute("aria-label", "지도 확대·축소");

@@ -29,6 +29,9 @@ enum Command {
         /// Write the book here instead of book/html.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Skip this machine's CPU roofline (otherwise measured once and cached in target/).
+        #[arg(long)]
+        no_cpu_bench: bool,
     },
     /// Load and validate only: every problem with file:line and a hint.
     Check,
@@ -79,11 +82,16 @@ pub fn run() -> ExitCode {
     };
     match cli.command {
         Command::Check => check(&root),
-        Command::Build { no_gpu, out } => build(
+        Command::Build {
+            no_gpu,
+            out,
+            no_cpu_bench,
+        } => build(
             &root,
             BuildOptions {
                 use_gpu: !no_gpu,
                 out_dir: out,
+                cpu_bench: !no_cpu_bench,
                 ..BuildOptions::default()
             },
         ),

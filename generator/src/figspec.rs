@@ -64,6 +64,8 @@ pub const BENCHES: &[&str] = &[
     "sgemm",
     "tc_gemm",
     "attention",
+    // The reader's own CPU: measured by `cpubench` on every build (cached per machine).
+    "cpu",
 ];
 /// Views of a benchmark family.
 pub const VIEWS: &[&str] = &["ladder", "roofline", "scaling", "table"];

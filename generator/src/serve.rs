@@ -24,6 +24,7 @@ fn rebuild(root: &Path, out: &Path) -> bool {
         out_dir: Some(out.to_path_buf()),
         live_reload: true,
         templates_dir: templates.is_dir().then_some(templates),
+        cpu_bench: true,
     };
     match site.build(&opts) {
         Ok(rep) => {

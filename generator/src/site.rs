@@ -30,6 +30,9 @@ pub struct BuildOptions {
     pub live_reload: bool,
     /// Read page templates from this folder instead of the embedded ones (`serve`).
     pub templates_dir: Option<PathBuf>,
+    /// Measure (or take from this machine's cache) the CPU roofline; `HDLC_CPU_BENCH=0` also
+    /// turns it off.
+    pub cpu_bench: bool,
 }
 
 impl Default for BuildOptions {
@@ -40,6 +43,7 @@ impl Default for BuildOptions {
             out_dir: None,
             live_reload: false,
             templates_dir: None,
+            cpu_bench: true,
         }
     }
 }
@@ -94,6 +98,8 @@ impl Site {
                 _ => None,
             })
             .collect();
+        // Only GPU families go to the GPU harness; `cpu` is measured by `cpubench` below.
+        v.retain(|f| measure::families().contains(&f.as_str()));
         v.sort();
         v.dedup();
         v
@@ -103,7 +109,7 @@ impl Site {
     pub fn build(&mut self, opts: &BuildOptions) -> anyhow::Result<BuildReport> {
         let t = Instant::now();
         let families = self.needed_families();
-        let measured = measure::measure(&MeasureOptions {
+        let mut measured = measure::measure(&MeasureOptions {
             root: self.root.clone(),
             families: families.clone(),
             force: false,
@@ -111,6 +117,18 @@ impl Site {
             progress: opts.progress,
             use_gpu: opts.use_gpu && !families.is_empty(),
         })?;
+        // The reader's own CPU roofline: cached per machine under target/, so only the first
+        // build on a machine pays for it.
+        let cpu_off = std::env::var("HDLC_CPU_BENCH").is_ok_and(|v| v == "0");
+        if opts.cpu_bench && !cpu_off {
+            match crate::cpubench::cpu_results(&self.root, false, opts.progress) {
+                Ok(file) => {
+                    measured.notes.push(format!("CPU roofline: {}", file.device.name));
+                    measured.files.push((self.root.join("target/hdlc-cache"), file));
+                }
+                Err(e) => measured.notes.push(format!("CPU roofline not measured: {e:#}")),
+            }
+        }
         self.timings.push(("measure", t.elapsed()));
 
         let t = Instant::now();

@@ -373,7 +373,7 @@ fn clicking_a_station_on_the_map_opens_its_card() {
         .unwrap()
         .arg("--root")
         .arg(&root)
-        .args(["build", "--no-gpu", "--out"])
+        .args(["build", "--no-gpu", "--no-cpu-bench", "--out"])
         .arg(&out)
         .output()
         .unwrap();

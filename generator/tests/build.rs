@@ -43,7 +43,7 @@ fn build(root: &Path) -> std::process::Output {
         .unwrap()
         .arg("--root")
         .arg(root)
-        .args(["build", "--no-gpu"])
+        .args(["build", "--no-gpu", "--no-cpu-bench"])
         .output()
         .unwrap()
 }

@@ -41,21 +41,59 @@ fn assert_verify_failed(o: &Outcome) -> &str {
 
 #[test]
 fn every_rung_matches_the_f64_reference_at_awkward_sizes() {
-    // 1 and 7: smaller than a register tile; 67: not a multiple of MR = 6 or NR = 16, and split
-    // over 2 threads; 300: crosses the KC = 256 and MC = 144 panel edges.
-    let rungs: [(&str, matmul::MatmulFn); 4] = [
-        ("naive", matmul::naive),
-        ("blocked", matmul::blocked),
-        ("simd", matmul::simd),
-        ("library", matmul::library),
+    // 1 and 7: smaller than a register tile; 67: not a multiple of MR = 6 or NR = 16; 150: past
+    // the blocked rung's BI = 64 and BK = 128 and the SIMD rung's MC = 144; 300 (blocked only):
+    // past BJ = 256. The threaded rung also runs on 2 and 3 threads (uneven row splits); the
+    // SIMD rung's KC and NC edges are crossed in `the_simd_rung_crosses_every_blocking_edge`.
+    let rungs: [(&str, matmul::MatmulFn, &[usize], usize); 4] = [
+        ("naive", matmul::naive, &[1], 150),
+        ("blocked", matmul::blocked, &[1], 300),
+        ("simd", matmul::simd, &[1, 2, 3], 150),
+        ("library", matmul::library, &[1], 150),
     ];
-    for n in [1usize, 7, 67, 300] {
+    for n in [1usize, 7, 67, 150, 300] {
         let mut p = matmul::Problem::new(n, SEED + n as u64, 2);
-        for (name, kernel) in rungs {
-            for threads in [1, 2, 3] {
-                let rel = p.check(&mut |a, b, c| kernel(a, b, c, n, threads));
-                assert!(rel <= 1e-6, "{name} n={n} threads={threads}: rel error {rel:e}");
+        for (name, kernel, threads, max_n) in rungs {
+            for &t in threads.iter().filter(|_| n <= max_n) {
+                let rel = p.check(&mut |a, b, c| kernel(a, b, c, n, t));
+                assert!(rel <= 1e-6, "{name} n={n} threads={t}: rel error {rel:e}");
             }
+        }
+    }
+}
+
+#[test]
+fn the_simd_rung_crosses_every_blocking_edge() {
+    // Rectangular shapes past KC = 256 (k), MC = 144 (m) and NC = 1024 (n), none a multiple of
+    // the 6 × 16 tile, at a cost a debug build can afford.
+    let uni = |len: usize, seed: u64| -> Vec<f32> {
+        (0..len)
+            .map(|i| hdlc::measure::reference::uniform(seed, i as u64, -1.0, 1.0))
+            .collect()
+    };
+    for (m, n, k) in [(7, 1100, 300), (150, 40, 513), (1, 17, 1), (13, 1, 5), (5, 3, 0)] {
+        let (a, b) = (uni(m * k, 1), uni(k * n, 2));
+        let mut want = vec![0f64; m * n];
+        for i in 0..m {
+            for p in 0..k {
+                for j in 0..n {
+                    want[i * n + j] += a[i * k + p] as f64 * b[p * n + j] as f64;
+                }
+            }
+        }
+        for threads in [1, 2, 3] {
+            let mut c = vec![f32::NAN; m * n];
+            matmul::simd_mnk(&a, &b, &mut c, m, n, k, threads);
+            let rel = if k == 0 {
+                assert!(c.iter().all(|&x| x == 0.0), "k = 0 gives zeros");
+                0.0
+            } else {
+                rel_error(&c, |i| want[i])
+            };
+            assert!(
+                rel <= 1e-6,
+                "m={m} n={n} k={k} threads={threads}: rel error {rel:e}"
+            );
         }
     }
 }
@@ -278,8 +316,9 @@ fn the_results_file_has_the_schema_and_round_trips() {
             "RFC 3339 UTC: {d}"
         );
     }
-    assert_eq!(file.records[4].params["threads"], 2);
-    assert_eq!(file.records[2].params["threads"], 1);
+    // Thread counts are in the labels, not the params (one ladder, one parameter set).
+    assert!(file.records[4].label.contains('2'), "{}", file.records[4].label);
+    assert!(file.records.iter().all(|r| !r.params.contains_key("threads")));
 
     let json = serde_json::to_string_pretty(&file).unwrap();
     let back = parse_results(Path::new("cpu.json"), &json).unwrap();
@@ -585,7 +624,7 @@ fn bandwidth_arrays_are_sized_past_the_cache_and_within_memory() {
 /// Measures this machine with the real sizes (run it in release), refreshes the cache under
 /// target/, and prints the numbers.
 #[test]
-#[ignore = "measures the real suite (~15 s in release); run with --release -- --ignored"]
+#[ignore = "measures the real suite (~10 s in release); run with --release -- --ignored"]
 fn real_suite() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let started = std::time::Instant::now();

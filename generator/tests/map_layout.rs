@@ -212,6 +212,8 @@ fn the_real_book_lays_out_clean() {
     }
 }
 
+/// A report, not a test: layout time and measures over many random books.
+/// `SWEEP=60 cargo test --release --test map_layout timing_sweep -- --ignored --nocapture`
 #[test]
 #[ignore]
 fn timing_sweep() {
@@ -248,7 +250,7 @@ fn timing_sweep() {
         total_cross += st.line_crossings;
         total_overlaps += st.line_overlaps;
         eprintln!(
-            "n={n:3} p={p:2} rounds={:2} {:>8.1?} {}x{} clean={} cross={} overlaps={} bends={} jogs={jogs}",
+            "seed={seed} n={n:3} p={p:2} rounds={:2} {:>8.1?} {}x{} clean={} cross={} overlaps={} bends={} jogs={jogs}",
             layout.rounds,
             el,
             st.width,
@@ -262,4 +264,52 @@ fn timing_sweep() {
     eprintln!(
         "TOTAL jogs={total_jogs} bends={total_bends} crossings={total_cross} overlaps={total_overlaps}"
     );
+}
+
+fn path(id: &str, stations: &[&str]) -> LearningPath {
+    LearningPath {
+        id: id.to_string(),
+        title: format!("{id} 경로"),
+        summary: String::new(),
+        color: "#e6194b".to_string(),
+        start: None,
+        planned: false,
+        stations: stations.iter().map(|s| s.to_string()).collect(),
+        line: 1,
+        station_lines: Vec::new(),
+    }
+}
+
+#[test]
+fn edge_cases_lay_out_clean() {
+    let cards = |ids: &[&str]| -> Vec<Card> {
+        ids.iter()
+            .map(|i| card(i.to_string(), format!("카드 {i}"), Vec::new()))
+            .collect()
+    };
+    let books = [
+        // Nothing at all.
+        Book::default(),
+        // One card on no path, one card on a one-stop path.
+        Book {
+            cards: cards(&["a", "b"]),
+            paths: vec![path("p", &["b"])],
+            ..Book::default()
+        },
+        // A line that turns back (a → b → a), another through both, and an unknown stop.
+        Book {
+            cards: cards(&["a", "b", "c"]),
+            paths: vec![
+                path("p", &["a", "b", "a", "c"]),
+                path("q", &["c", "a", "zz", "b"]),
+                path("r", &[]),
+            ],
+            ..Book::default()
+        },
+    ];
+    for book in &books {
+        let (stats, svg) = check(book);
+        assert_eq!(stats.stations, book.cards.len());
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+    }
 }

@@ -76,6 +76,7 @@ fn serve_rebuilds_on_change_and_keeps_the_last_good_book() {
         .arg("--root")
         .arg(tmp.path())
         .args(["serve", "--port", &port.to_string()])
+        .env("HDLC_CPU_BENCH", "0")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

@@ -345,17 +345,23 @@ fn gemm_rows(a: &[f32], b: &[f32], c: &mut [f32], m: usize, n: usize, k: usize) 
 
 /// Packed panels and a register-tiled micro-kernel, rows of C split over `threads` threads.
 pub fn simd(a: &[f32], b: &[f32], c: &mut [f32], n: usize, threads: usize) {
-    assert!(a.len() == n * n && b.len() == n * n && c.len() == n * n);
-    if n == 0 {
+    simd_mnk(a, b, c, n, n, n, threads);
+}
+
+/// `simd` for C (m × n) = A (m × k) · B (k × n), row-major (tests use it to cross every
+/// blocking edge at small cost).
+pub fn simd_mnk(a: &[f32], b: &[f32], c: &mut [f32], m: usize, n: usize, k: usize, threads: usize) {
+    assert!(a.len() == m * k && b.len() == k * n && c.len() == m * n);
+    if m == 0 || n == 0 {
         return;
     }
     // Whole MR-row slivers per thread, so no thread packs a half-empty sliver in the middle.
-    let rows = n.div_ceil(threads.max(1)).next_multiple_of(MR).min(n);
+    let rows = m.div_ceil(threads.max(1)).next_multiple_of(MR).min(m);
     thread::scope(|s| {
         for (t, cpart) in c.chunks_mut(rows * n).enumerate() {
-            let m = cpart.len() / n;
-            let apart = &a[t * rows * n..(t * rows + m) * n];
-            s.spawn(move || gemm_rows(apart, b, cpart, m, n, n));
+            let mt = cpart.len() / n;
+            let apart = &a[t * rows * k..(t * rows + mt) * k];
+            s.spawn(move || gemm_rows(apart, b, cpart, mt, n, k));
         }
     });
 }

@@ -169,7 +169,8 @@ enum Unit {
 impl Unit {
     fn of(family: &str) -> Unit {
         // FLOP/s for the matrix products ("…gemm") and attention: one rule, in measure::store.
-        if crate::measure::uses_flops(family) {
+        // The CPU family's figures draw its matrix-product ladder (its bandwidth runs are roofs).
+        if crate::measure::uses_flops(family) || family == CPU {
             Unit::GFlops
         } else {
             Unit::GBs
@@ -407,7 +408,11 @@ struct Family<'a> {
 impl<'a> Family<'a> {
     fn new(name: &str, file: &'a ResultsFile) -> Family<'a> {
         let unit = Unit::of(name);
-        let recs: Vec<&Record> = file.records.iter().filter(|r| r.family == name).collect();
+        let recs: Vec<&Record> = file
+            .records
+            .iter()
+            .filter(|r| r.family == name && (name != CPU || r.baseline || r.variant.starts_with("matmul")))
+            .collect();
         let axis = SizeAxis::new(&recs);
         let mut rows: Vec<Row> = recs
             .iter()
@@ -495,6 +500,24 @@ fn baseline_of<'r>(rows: &[&'r Row<'_>]) -> Option<(&'r Record, Meas)> {
 
 /// A measured baseline of another family in the same file (memcpy bandwidth, cuBLAS FLOP/s):
 /// the valid baseline record at that family's largest size.
+/// The family the CPU roofline benchmark (`cpubench`) writes.
+const CPU: &str = "cpu";
+
+/// The CPU's memory roof: its all-core triad, in GB/s.
+fn cpu_triad(file: &ResultsFile) -> Option<(&Record, Meas)> {
+    let r = file
+        .records
+        .iter()
+        .find(|r| r.family == CPU && r.variant == "triad")?;
+    let m = *Row {
+        rec: r,
+        size: 0,
+        state: classify(r, Unit::GBs),
+    }
+    .meas()?;
+    Some((r, m))
+}
+
 fn roof_of<'f>(file: &'f ResultsFile, family: &str) -> Option<(&'f Record, Meas)> {
     let fam = Family::new(family, file);
     let r = fam
@@ -729,9 +752,23 @@ fn roofline(c: &Ctx) -> Result<String, String> {
         return Ok(no_data(c.spec, &c.id, c.spec.size));
     }
     let dev = &c.file.device;
-    let bw_meas = roof_of(c.file, "bandwidth");
+    let cpu = c.spec.bench == CPU;
+    let bw_meas = if cpu {
+        cpu_triad(c.file)
+    } else {
+        roof_of(c.file, "bandwidth")
+    };
     let tensor = tensor_family(&c.spec.bench);
-    let cublas = roof_of(c.file, if tensor { "tc_gemm" } else { "sgemm" });
+    let cublas = roof_of(
+        c.file,
+        if cpu {
+            CPU
+        } else if tensor {
+            "tc_gemm"
+        } else {
+            "sgemm"
+        },
+    );
     let ds = dev
         .datasheet
         .as_ref()
@@ -1419,12 +1456,19 @@ fn figcaption(c: &Ctx, used: &[&Record], notes: &[String]) -> String {
 }
 
 fn provenance(d: &DeviceInfo, used: &[&Record], local: bool) -> String {
+    // CPU results (`cpubench`) are always this machine's own: measured or cached on it.
+    let cpu = d.compute_capability == "cpu";
+    let local = local || cpu;
     let mut parts = vec![format!("측정: {}", esc(&d.name))];
-    if !d.compute_capability.is_empty() {
+    if !d.compute_capability.is_empty() && !cpu {
         parts.push(format!("CC {}", esc(&d.compute_capability)));
     }
     if d.sm_count > 0 {
-        parts.push(format!("{} SMs", d.sm_count));
+        parts.push(if cpu {
+            format!("{} cores", d.sm_count)
+        } else {
+            format!("{} SMs", d.sm_count)
+        });
     }
     if d.memory_bytes > 0 {
         parts.push(format!("{:.1} GiB", d.memory_bytes as f64 / (1u64 << 30) as f64));
@@ -1434,7 +1478,7 @@ fn provenance(d: &DeviceInfo, used: &[&Record], local: bool) -> String {
         ("CUDA", &d.cuda_version),
         ("NVRTC", &d.nvrtc_version),
     ] {
-        if !v.is_empty() {
+        if !v.is_empty() && v != "n/a" {
             parts.push(format!("{name} {}", esc(v)));
         }
     }

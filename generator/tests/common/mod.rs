@@ -173,7 +173,7 @@ pub fn build_real_book() -> tempfile::TempDir {
         .unwrap()
         .arg("--root")
         .arg(&root)
-        .args(["build", "--no-gpu", "--out"])
+        .args(["build", "--no-gpu", "--no-cpu-bench", "--out"])
         .arg(tmp.path().join("html"))
         .output()
         .unwrap();

@@ -363,6 +363,64 @@ impl Net {
         total
     }
 
+    /// Strand crossings between column `c` and column `c + 1` for the given positions.
+    fn channel_crossings(&self, pos: &[usize], c: usize) -> usize {
+        let mut segs: Vec<(usize, usize)> = Vec::new();
+        for &it in &self.columns[c] {
+            for n in self.neighbours(it, true) {
+                segs.push((pos[it], pos[n]));
+            }
+        }
+        let mut total = 0;
+        for i in 0..segs.len() {
+            for j in i + 1..segs.len() {
+                let (a, b) = (segs[i], segs[j]);
+                if (a.0 < b.0 && a.1 > b.1) || (a.0 > b.0 && a.1 < b.1) {
+                    total += 1;
+                }
+            }
+        }
+        total
+    }
+
+    /// Swap neighbouring items in a column while that removes crossings on either side
+    /// (the "transpose" refinement of layered drawing).
+    fn transpose(&mut self) {
+        let mut pos = self.positions();
+        for _ in 0..8 {
+            let mut improved = false;
+            for c in 0..self.ncols {
+                for k in 0..self.columns[c].len().saturating_sub(1) {
+                    let local = |net: &Net, pos: &[usize]| {
+                        let left = if c > 0 {
+                            net.channel_crossings(pos, c - 1)
+                        } else {
+                            0
+                        };
+                        let right = if c + 1 < net.ncols {
+                            net.channel_crossings(pos, c)
+                        } else {
+                            0
+                        };
+                        left + right
+                    };
+                    let before = local(self, &pos);
+                    let (a, b) = (self.columns[c][k], self.columns[c][k + 1]);
+                    pos.swap(a, b);
+                    if local(self, &pos) < before {
+                        self.columns[c].swap(k, k + 1);
+                        improved = true;
+                    } else {
+                        pos.swap(a, b);
+                    }
+                }
+            }
+            if !improved {
+                break;
+            }
+        }
+    }
+
     fn positions(&self) -> Vec<usize> {
         let mut pos = vec![0; self.items.len()];
         for col in &self.columns {
@@ -439,6 +497,7 @@ impl Net {
             }
         }
         self.columns = best.1;
+        self.transpose();
         // Items without strands go to the bottom of their column.
         for c in 0..self.ncols {
             let mut col = std::mem::take(&mut self.columns[c]);

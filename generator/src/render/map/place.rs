@@ -1,11 +1,14 @@
 //! Coordinates: heights of items in their columns, column positions, labels and routes, grown
 //! until the map measures clean.
 //!
-//! * **Heights** use the priority method of layered drawing: in sweeps over the columns, every
-//!   item moves to the median height its strands ask for (so a strand continues level where it
-//!   can), items with more strands (and dummies, to keep long hops straight) win, and the others
-//!   are pushed aside but never closer than their separation. The separation above a station
-//!   keeps room for its label, so a label above its station never meets its own column.
+//! * **Heights** minimise the total vertical travel of all strands (an L1 objective, so most
+//!   strands end up exactly level and the steps gather on few of them) under order and
+//!   separation constraints in each column: iteratively reweighted least squares, each column
+//!   solved exactly by isotonic regression, sweeping until nothing moves; then a few sweeps of
+//!   the priority method of layered drawing snap nearly level strands to level, and a dynamic
+//!   programme per run of pass-through items (long hops, stations one bundle runs through)
+//!   leaves each run with the fewest steps. The separation above a station keeps room for its
+//!   label, so a label above its station never meets its own column.
 //! * **Labels** are placed before routing, each at the first free candidate position (above,
 //!   below, beside, diagonal; see [`candidates`]), free of every station, every stroke that is
 //!   already certain (lines through stations and dummies, straight hops) and every other label.
@@ -29,15 +32,23 @@ use super::{
 const MAX_ROUNDS: usize = 60;
 /// Widenings of one channel after which its routes may run along each other rather than fail.
 const RELAX_AFTER: usize = 6;
+/// Widenings after which a channel is routed whatever it touches (a layout bug; the stats
+/// then report it instead of the map growing without end).
+const FORCE_AFTER: usize = 12;
 /// Vertical room kept above a station for a label of `lines` lines.
 fn above_station(lines: usize) -> f64 {
     LABEL_GAP + label_height(lines) + 2.0 * CLEAR + 3.0
 }
 /// Vertical gap between items otherwise.
 const ITEM_GAP: f64 = 8.0;
+/// Sweeps of the priority method that snap nearly level strands to level.
 const SNAP_ROUNDS: usize = 4;
-const IRLS_EPS: f64 = 0.3;
-const IRLS_ROUNDS: usize = 16;
+/// Starting channel width as a share of what keeps centered labels of neighbouring columns apart.
+const INITIAL_CHANNEL: f64 = 0.55;
+/// Smallest step (px) a strand's weight is computed for in the reweighted least squares.
+const IRLS_EPS: f64 = 0.1;
+/// Reweighting rounds of the least squares.
+const IRLS_ROUNDS: usize = 20;
 
 /// Height of a station marker with `n` slots.
 pub fn pill_h(n: usize) -> f64 {
@@ -132,22 +143,41 @@ fn place_column(y: &mut [f64], seps: &[f64], desired: &[Option<f64>], prio: &[f6
     }
 }
 
-/// Targets an item's strands ask for: for each strand on the chosen sides, the item height
-/// that would make the strand run level.
-fn targets(net: &Net, idx: &[usize], y: &[f64], it: usize, left: bool, right: bool) -> Vec<f64> {
-    let c = net.items[it].col;
-    let mut t = Vec::new();
-    for &sl in &net.items[it].slots {
-        let s = &net.slots[sl];
-        for (st, nc, on) in [(s.left, c.wrapping_sub(1), left), (s.right, c + 1, right)] {
-            if let (Some(st), true) = (st, on) {
-                let nsl = net.strand_slot(st, nc);
-                let nit = net.slots[nsl].item;
-                t.push(y[nit] + slot_offset(net, idx, nsl) - slot_offset(net, idx, sl));
-            }
-        }
+/// For every item, its strands as (item at the other end, side, offset): the strand runs
+/// level when `y[item] == y[other] + offset`. Fixed once slots are ordered.
+struct Links(Vec<Vec<(usize, bool, f64)>>);
+
+impl Links {
+    fn new(net: &Net, idx: &[usize]) -> Links {
+        Links(
+            (0..net.items.len())
+                .map(|it| {
+                    let c = net.items[it].col;
+                    let mut v = Vec::new();
+                    for &sl in &net.items[it].slots {
+                        let s = &net.slots[sl];
+                        for (st, right) in [(s.left, false), (s.right, true)] {
+                            if let Some(st) = st {
+                                let nsl = net.strand_slot(st, if right { c + 1 } else { c - 1 });
+                                let d = slot_offset(net, idx, nsl) - slot_offset(net, idx, sl);
+                                v.push((net.slots[nsl].item, right, d));
+                            }
+                        }
+                    }
+                    v
+                })
+                .collect(),
+        )
     }
-    t
+
+    /// Heights of `it` that would make each of its strands (on the chosen sides) level.
+    fn targets(&self, y: &[f64], it: usize, left: bool, right: bool) -> Vec<f64> {
+        self.0[it]
+            .iter()
+            .filter(|l| if l.1 { right } else { left })
+            .map(|&(n, _, d)| y[n] + d)
+            .collect()
+    }
 }
 
 /// Weighted least squares for one column under order and separation constraints:
@@ -199,6 +229,7 @@ fn is_isolated(net: &Net, it: usize) -> bool {
 /// of the priority method snap strands that are nearly level to exactly level.
 fn assign_y(net: &Net) -> Vec<f64> {
     let idx = slot_index(net);
+    let links = Links::new(net, &idx);
     let mut y = vec![0.0; net.items.len()];
     for col in &net.columns {
         let mut acc = 0.0;
@@ -211,53 +242,50 @@ fn assign_y(net: &Net) -> Vec<f64> {
     }
     let nc = net.ncols;
     // Iteratively reweighted least squares toward the L1 optimum (least total vertical travel
-    // of all strands): each strand weighs 1/max(|its step|, 1px), so strands that are level
+    // of all strands): each strand weighs 1/max(|its step|, IRLS_EPS), so strands that are level
     // stay level and the steps gather on few strands instead of spreading as small jogs.
+    let col_seps: Vec<Vec<f64>> = net
+        .columns
+        .iter()
+        .map(|col| col.windows(2).map(|p| sep(net, p[0], p[1])).collect())
+        .collect();
+    let mut weights: Vec<Vec<f64>> = links.0.iter().map(|l| vec![1.0; l.len()]).collect();
+    let (mut d, mut w) = (Vec::new(), Vec::new());
     for outer in 0..IRLS_ROUNDS {
         let sweeps = if outer == 0 { 200 } else { 60 };
-        // Freeze weights for this outer round.
-        let weights: Vec<Vec<f64>> = (0..net.items.len())
-            .map(|it| {
-                targets(net, &idx, &y, it, true, true)
-                    .iter()
-                    .map(|t| {
-                        if outer == 0 {
-                            1.0
-                        } else {
-                            1.0 / (t - y[it]).abs().max(IRLS_EPS)
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
+        if outer > 0 {
+            // Reweigh: each strand by 1 / its current step.
+            for (it, ls) in links.0.iter().enumerate() {
+                for (k, &(n, _, dd)) in ls.iter().enumerate() {
+                    weights[it][k] = 1.0 / (y[n] + dd - y[it]).abs().max(IRLS_EPS);
+                }
+            }
+        }
         for round in 0..sweeps {
             let mut moved = 0.0f64;
-            let cols: Vec<usize> = if round % 2 == 0 {
-                (0..nc).collect()
-            } else {
-                (0..nc).rev().collect()
-            };
-            for c in cols {
+            for step in 0..nc {
+                let c = if round % 2 == 0 { step } else { nc - 1 - step };
                 let col = &net.columns[c];
                 if col.is_empty() {
                     continue;
                 }
-                let mut d = Vec::with_capacity(col.len());
-                let mut w = Vec::with_capacity(col.len());
+                d.clear();
+                w.clear();
                 for &it in col {
-                    let t = targets(net, &idx, &y, it, true, true);
-                    if t.is_empty() {
+                    let (mut sw, mut swt) = (0.0, 0.0);
+                    for (k, &(n, _, dd)) in links.0[it].iter().enumerate() {
+                        sw += weights[it][k];
+                        swt += weights[it][k] * (y[n] + dd);
+                    }
+                    if sw > 0.0 {
+                        d.push(swt / sw);
+                        w.push(sw);
+                    } else {
                         d.push(y[it]);
                         w.push(1e-3);
-                    } else {
-                        let ws = &weights[it];
-                        let sw: f64 = ws.iter().sum();
-                        d.push(t.iter().zip(ws).map(|(t, w)| t * w).sum::<f64>() / sw);
-                        w.push(sw);
                     }
                 }
-                let seps: Vec<f64> = col.windows(2).map(|p| sep(net, p[0], p[1])).collect();
-                let ys = isotonic(&d, &w, &seps);
+                let ys = isotonic(&d, &w, &col_seps[c]);
                 for (k, &it) in col.iter().enumerate() {
                     moved = moved.max((ys[k] - y[it]).abs());
                     y[it] = ys[k];
@@ -287,7 +315,7 @@ fn assign_y(net: &Net) -> Vec<f64> {
             let mut desired = Vec::with_capacity(col.len());
             let mut prio = Vec::with_capacity(col.len());
             for &it in &col {
-                let mut t = targets(net, &idx, &y, it, true, true);
+                let mut t = links.targets(&y, it, true, true);
                 t.sort_by(|a, b| a.total_cmp(b));
                 // The median strand's wish, or the nearest to the current height on ties.
                 let want = if t.is_empty() {
@@ -316,7 +344,7 @@ fn assign_y(net: &Net) -> Vec<f64> {
             }
         }
     }
-    straighten(net, &idx, &mut y);
+    straighten(net, &idx, &links, &mut y);
     // Items without strands (cards on no line) sit right under the item above them.
     for col in &net.columns {
         for k in 1..col.len() {
@@ -331,7 +359,7 @@ fn assign_y(net: &Net) -> Vec<f64> {
 /// Make strands level where the separations allow: move single items, and whole chains of
 /// dummies (a long hop), to the height that makes the most strands run exactly level, never
 /// past their neighbours in the column. Small steps of a few pixels are what this removes.
-fn straighten(net: &Net, idx: &[usize], y: &mut [f64]) {
+fn straighten(net: &Net, idx: &[usize], links: &Links, y: &mut [f64]) {
     // Position of every item in its column, for the free interval.
     let mut at = vec![(0usize, 0usize); net.items.len()];
     for (c, col) in net.columns.iter().enumerate() {
@@ -397,22 +425,24 @@ fn straighten(net: &Net, idx: &[usize], y: &mut [f64]) {
         }
         found
     };
-    let simple: Vec<Option<((usize, f64), (usize, f64))>> = (0..net.items.len())
+    // (left neighbour, offset), (right neighbour, offset) of each pass-through item.
+    type Ends = ((usize, f64), (usize, f64));
+    let simple: Vec<Option<Ends>> = (0..net.items.len())
         .map(|it| Some((nb_of(it, false)?, nb_of(it, true)?)))
         .collect();
-    let links = |a: usize, b: usize| -> bool {
+    let linked = |a: usize, b: usize| -> bool {
         matches!((simple[a], simple[b]), (Some((_, (r, _))), Some(((l, _), _))) if r == b && l == a)
     };
     let mut chains: Vec<Vec<usize>> = Vec::new();
     for it in 0..net.items.len() {
         let Some(((l, _), _)) = simple[it] else { continue };
-        if links(l, it) {
+        if linked(l, it) {
             continue; // not the start of its chain
         }
         let mut ch = vec![it];
         let mut cur = it;
         while let Some((_, (r, _))) = simple[cur] {
-            if !links(cur, r) {
+            if !linked(cur, r) {
                 break;
             }
             ch.push(r);
@@ -428,11 +458,13 @@ fn straighten(net: &Net, idx: &[usize], y: &mut [f64]) {
         for ch in &chains {
             let m = ch.len();
             let (first, last) = (ch[0], ch[m - 1]);
-            let l = targets(net, idx, y, first, true, false)
+            let l = links
+                .targets(y, first, true, false)
                 .first()
                 .copied()
                 .map(f64::round);
-            let r = targets(net, idx, y, last, false, true)
+            let r = links
+                .targets(y, last, false, true)
                 .first()
                 .copied()
                 .map(f64::round);
@@ -502,7 +534,7 @@ fn straighten(net: &Net, idx: &[usize], y: &mut [f64]) {
             let cur = y[it];
             let now = level(y, it, cur, &none);
             let mut best = (now, cur);
-            for cand in targets(net, idx, y, it, true, true) {
+            for cand in links.targets(y, it, true, true) {
                 let cand = cand.round();
                 if cand < lo - 1e-9 || cand > hi + 1e-9 {
                     continue;
@@ -635,7 +667,12 @@ impl<'a> Frame<'a> {
         let label_w = input
             .stations
             .iter()
-            .map(|s| (s.label.iter().map(|l| text_width(l)).fold(0.0, f64::max), label_height(s.label.len())))
+            .map(|s| {
+                (
+                    s.label.iter().map(|l| text_width(l)).fold(0.0, f64::max),
+                    label_height(s.label.len()),
+                )
+            })
             .collect();
         Frame {
             input,
@@ -762,7 +799,7 @@ pub fn build(input: &Input) -> Layout {
     }
     let mut widths: Vec<f64> = (0..nc.saturating_sub(1))
         .map(|c| {
-            let w = (col_w[c] / 2.0 + col_w[c + 1] / 2.0 + 14.0).max(2.0 * STUB + 40.0);
+            let w = (INITIAL_CHANNEL * (col_w[c] / 2.0 + col_w[c + 1] / 2.0) + 14.0).max(2.0 * STUB + 40.0);
             (w / 2.0).ceil() * 2.0
         })
         .collect();
@@ -804,12 +841,14 @@ pub fn build(input: &Input) -> Layout {
             let obstacles: Vec<Rect> = label_boxes
                 .iter()
                 .filter(|r| r.x1 > xl && r.x0 < xr)
-                .map(|r| r.inflate(CLEAR))
+                .copied()
                 .collect();
             let units: Vec<Unit> = f.units[c].iter().map(|u| u.0.clone()).collect();
             let relaxed = grown[c] >= RELAX_AFTER;
+            let forced = grown[c] >= FORCE_AFTER;
             let ch = Channel {
                 relaxed,
+                forced,
                 xl,
                 xr,
                 lo: xl + STUB,
@@ -827,15 +866,7 @@ pub fn build(input: &Input) -> Layout {
                         }
                     }
                 }
-                Err(i) => {
-                    if round > 40 && std::env::var("HDLC_MAP_DEBUG").is_ok() {
-                        eprintln!(
-                            "channel {c} [{xl},{xr}] unit {i} fails: {:?}\nunits: {:?}\nobstacles: {:?}",
-                            units[i], units, obstacles
-                        );
-                    }
-                    widen[c] = true
-                }
+                Err(_) => widen[c] = true,
             }
         }
         if widen.iter().any(|&w| w) {

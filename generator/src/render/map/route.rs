@@ -40,6 +40,8 @@ pub struct Channel<'a> {
     /// Accept a bend position whose strokes run along another unit's when no clean one is
     /// left (set once widening has stopped helping); obstacles are never crossed.
     pub relaxed: bool,
+    /// Accept the least bad position even if it touches an obstacle (last resort).
+    pub forced: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -136,6 +138,9 @@ fn runs_along(a: &[Vec<Pt>], b: &[Vec<Pt>]) -> bool {
     })
 }
 
+/// A routed unit before it is committed: strands, their box, the shape and its start.
+type Candidate = (Vec<Vec<Pt>>, Rect, Shape, f64);
+
 struct Placed {
     strands: Vec<Vec<Pt>>,
     bbox: Rect,
@@ -196,7 +201,7 @@ pub fn route(ch: &Channel) -> Result<Vec<Vec<Vec<Pt>>>, usize> {
     for i in (0..n).filter(|&i| straight[i]) {
         let s = strands(ch, &units[i], Shape::Straight).ok_or(i)?;
         let bb = bbox(&s);
-        if !fits(&s, &bb, &placed, i, ch.obstacles) {
+        if !ch.forced && !fits(&s, &bb, &placed, i, ch.obstacles) {
             return Err(i);
         }
         placed[i] = Some(Placed { strands: s, bbox: bb });
@@ -228,9 +233,9 @@ pub fn route(ch: &Channel) -> Result<Vec<Vec<Vec<Pt>>>, usize> {
         .iter()
         .map(|&i| band(units[i].yr, &units[i].offsets))
         .collect();
-    for a in 0..m {
-        for b in 0..m {
-            if a != b && overlap(bl[a], br[b]) {
+    for (a, la) in bl.iter().enumerate() {
+        for (b, rb) in br.iter().enumerate() {
+            if a != b && overlap(*la, *rb) {
                 add_edge(a, b, &mut reach, &mut preds);
             }
         }
@@ -320,7 +325,7 @@ pub fn route(ch: &Channel) -> Result<Vec<Vec<Vec<Pt>>>, usize> {
             }
         }
         if found.is_none() && ch.relaxed {
-            let mut best: Option<(usize, Vec<Vec<Pt>>, Rect, Shape, f64)> = None;
+            let mut best: Option<(usize, Candidate)> = None;
             let mut t = first(ch.lo);
             while t <= ch.hi {
                 for s in shapes_at(t) {
@@ -328,14 +333,28 @@ pub fn route(ch: &Channel) -> Result<Vec<Vec<Vec<Pt>>>, usize> {
                         let bb = bbox(&st);
                         if let Some(n) = along_count(&st, &bb, &placed, i, ch.obstacles) {
                             if best.as_ref().is_none_or(|b| n < b.0) {
-                                best = Some((n, st, bb, s, t));
+                                best = Some((n, (st, bb, s, t)));
                             }
                         }
                     }
                 }
                 t += 2.0;
             }
-            found = best.map(|b| (b.1, b.2, b.3, b.4));
+            found = best.map(|b| b.1);
+        }
+        if found.is_none() && ch.forced {
+            // Last resort: the first shape that exists, wherever it runs.
+            let mut t = first(ch.lo);
+            'forced: while t <= ch.hi {
+                for s in shapes_at(t) {
+                    if let Some(st) = strands(ch, u, s) {
+                        let bb = bbox(&st);
+                        found = Some((st, bb, s, t));
+                        break 'forced;
+                    }
+                }
+                t += 2.0;
+            }
         }
         match found {
             Some((st, bb, s, t)) => {

@@ -19,7 +19,7 @@ pub struct MapStats {
     pub station_overlaps: usize,
     /// Line segments not at 0°, 45° or 90°.
     pub non_octilinear: usize,
-    /// Points where strokes of two different lines cross.
+    /// Points where strokes of two different lines cross (outside station markers).
     pub line_crossings: usize,
     /// Segment pairs of two different lines whose strokes run on top of each other.
     pub line_overlaps: usize,
@@ -53,10 +53,10 @@ fn find(layout: &Layout) -> Found {
     let mut label_overlaps = 0;
     for i in 0..st.len() {
         let li = st[i].label_box;
-        for j in i + 1..st.len() {
-            if li.overlaps(&st[j].label_box) {
+        for other in &st[i + 1..] {
+            if li.overlaps(&other.label_box) {
                 label_overlaps += 1;
-                bad.push(li.union(&st[j].label_box));
+                bad.push(li.union(&other.label_box));
             }
         }
         for m in &markers {
@@ -106,13 +106,31 @@ fn find(layout: &Layout) -> Found {
         .iter()
         .map(|l| segs(&l.points).map(|(a, b)| seg_box(a, b)).collect())
         .collect();
+    // A segment entirely inside the marker of a station its line serves (where a line turns
+    // back at a station, from one of its slots to another) is hidden under the marker.
+    let inside = |p: Pt, r: &Rect| p.x >= r.x0 && p.x <= r.x1 && p.y >= r.y0 && p.y <= r.y1;
+    let hidden: Vec<Vec<bool>> = lines
+        .iter()
+        .enumerate()
+        .map(|(k, l)| {
+            segs(&l.points)
+                .map(|(a, b)| {
+                    st.iter()
+                        .any(|s| s.lines.contains(&k) && inside(a, &s.marker) && inside(b, &s.marker))
+                })
+                .collect()
+        })
+        .collect();
     let mut line_crossings = 0;
     let mut line_overlaps = 0;
     for i in 0..lines.len() {
         for j in i + 1..lines.len() {
             for (si, (a, b)) in segs(&lines[i].points).enumerate() {
+                if hidden[i][si] {
+                    continue;
+                }
                 for (sj, (c, d)) in segs(&lines[j].points).enumerate() {
-                    if !boxes[i][si].overlaps(&boxes[j][sj]) {
+                    if hidden[j][sj] || !boxes[i][si].overlaps(&boxes[j][sj]) {
                         continue;
                     }
                     if segments_cross(a, b, c, d) {

@@ -35,7 +35,13 @@ fn label_text(lines: &[String], x: f64, y: f64) -> String {
         if i == 0 {
             s.push_str(&esc(l));
         } else {
-            let _ = write!(s, r#"<tspan x="{}" y="{}">{}</tspan>"#, n(x), n(y + i as f64 * LINE_H), esc(l));
+            let _ = write!(
+                s,
+                r#"<tspan x="{}" y="{}">{}</tspan>"#,
+                n(x),
+                n(y + i as f64 * LINE_H),
+                esc(l)
+            );
         }
     }
     s
@@ -94,17 +100,28 @@ pub fn global(layout: &Layout, prefix: &str) -> String {
         };
         let _ = write!(
             s,
-            r#"<a class="hdlc-stop{ic}" href="{prefix}{id}.html" data-lines="{lines}"><title>{t}</title><rect class="{class}"{style} x="{x}" y="{y}" width="{mw}" height="{mh}" rx="{rx}"/><text class="hdlc-label" x="{tx}" y="{ty}" text-anchor="{anchor}">{label}</text></a>"#,
+            r#"<a class="hdlc-stop{ic}" href="{prefix}{id}.html" data-lines="{lines}"><title>{t}</title>{marker}<text class="hdlc-label" x="{tx}" y="{ty}" text-anchor="{anchor}">{label}</text></a>"#,
             label = label_text(&st.label, st.anchor.x, st.anchor.y),
             ic = if interchange { " hdlc-interchange" } else { "" },
             id = esc(&st.id),
             lines = esc(&lines.join(" ")),
             t = esc(&st.title),
-            x = n(m.x0),
-            y = n(m.y0),
-            mw = n(m.x1 - m.x0),
-            mh = n(m.y1 - m.y0),
-            rx = n(PILL_W / 2.0),
+            marker = if interchange {
+                format!(
+                    r#"<rect class="{class}"{style} x="{}" y="{}" width="{}" height="{}" rx="5"/>"#,
+                    n(m.x0),
+                    n(m.y0),
+                    n(m.x1 - m.x0),
+                    n(m.y1 - m.y0)
+                )
+            } else {
+                // One line: a ring on the line.
+                format!(
+                    r#"<circle class="{class}"{style} cx="{}" cy="{}" r="6"/>"#,
+                    n((m.x0 + m.x1) / 2.0),
+                    n((m.y0 + m.y1) / 2.0)
+                )
+            },
             tx = n(st.anchor.x),
             ty = n(st.anchor.y),
         );
@@ -142,7 +159,7 @@ pub fn global(layout: &Layout, prefix: &str) -> String {
     let ky = layout.legend_top + 22.0 + rows as f64 * 24.0;
     let _ = write!(
         s,
-        r#"<g class="hdlc-legend-key"><line x1="{l0}" y1="{y1}" x2="{l1}" y2="{y1}" stroke="currentColor" stroke-opacity=".35" stroke-width="{LINE_W}"/><line x1="{l0}" y1="{y2}" x2="{l1}" y2="{y2}" stroke="currentColor" stroke-opacity=".35" stroke-width="{LINE_W}"/><rect class="hdlc-station hdlc-interchange-mark" x="{x}" y="{y}" width="{pw}" height="18" rx="{rx}"/><text x="{tx}" y="{ty}">{KEY_TEXT}</text></g></g></svg>"#,
+        r#"<g class="hdlc-legend-key"><line x1="{l0}" y1="{y1}" x2="{l1}" y2="{y1}" stroke="currentColor" stroke-opacity=".35" stroke-width="{LINE_W}"/><line x1="{l0}" y1="{y2}" x2="{l1}" y2="{y2}" stroke="currentColor" stroke-opacity=".35" stroke-width="{LINE_W}"/><rect class="hdlc-station hdlc-interchange-mark" x="{x}" y="{y}" width="{pw}" height="18" rx="5"/><text x="{tx}" y="{ty}">{KEY_TEXT}</text></g></g></svg>"#,
         l0 = n(MARGIN),
         l1 = n(MARGIN + 32.0),
         y1 = n(ky + 8.0),
@@ -150,7 +167,6 @@ pub fn global(layout: &Layout, prefix: &str) -> String {
         x = n(MARGIN + 10.0),
         y = n(ky + 2.0),
         pw = n(PILL_W),
-        rx = n(PILL_W / 2.0),
         tx = n(MARGIN + 42.0),
         ty = n(ky + 15.0)
     );

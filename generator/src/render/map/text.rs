@@ -77,7 +77,11 @@ pub fn wrap_label(title: &str, max_w: f64) -> Vec<String> {
     // No clean split: fill the first line by words (or characters), cut the second.
     let mut first = String::new();
     for w in &words {
-        let cand = if first.is_empty() { w.to_string() } else { format!("{first} {w}") };
+        let cand = if first.is_empty() {
+            w.to_string()
+        } else {
+            format!("{first} {w}")
+        };
         if text_width(&cand) <= max_w {
             first = cand;
         } else {
@@ -118,10 +122,16 @@ mod tests {
         assert_eq!(short_label("산술 강도 (Arithmetic Intensity)", 14), "산술 강도");
         assert_eq!(short_label("가나다라마바사아자차카타파하", 5), "가나다라…");
         assert_eq!(fit_label("가나다라마바 (Gloss)", 200.0), "가나다라마바");
-        assert_eq!(wrap_label("Attention을 모양으로 읽기 (Attention by Shapes)", 100.0), ["Attention을", "모양으로 읽기"]);
+        assert_eq!(
+            wrap_label("Attention을 모양으로 읽기 (Attention by Shapes)", 100.0),
+            ["Attention을", "모양으로 읽기"]
+        );
         assert_eq!(wrap_label("산술 강도", 100.0), ["산술 강도"]);
         let w = wrap_label("FlashAttentionForwardKernelWithTensorCores", 100.0);
-        assert!(w.len() == 2 && w.iter().all(|l| text_width(l) <= 100.0) && w[1].ends_with('…'), "{w:?}");
+        assert!(
+            w.len() == 2 && w.iter().all(|l| text_width(l) <= 100.0) && w[1].ends_with('…'),
+            "{w:?}"
+        );
         let cut = fit_label("Attention을 모양으로 읽기", 140.0);
         assert!(text_width(&cut) <= 140.0 && cut.ends_with('…'), "{cut}");
     }
