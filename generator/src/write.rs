@@ -46,8 +46,8 @@ pub fn write_book(
     if assets.is_dir() {
         // Once beside book.toml for `additional-css`/`-js`, once in src/ so that files those
         // refer to (the math fonts) are copied into the output as static files.
-        copy_dir(&assets, &work.join("assets"))?;
-        link_dir(&work.join("assets"), &src.join("assets"))?;
+        link_dir(&assets, &work.join("assets"))?;
+        link_dir(&assets, &src.join("assets"))?;
     }
     let theme = book_dir.join("theme");
     if theme.is_dir() {
