@@ -54,19 +54,15 @@ fn default_show() -> String {
 }
 
 /// Benchmark families a card may draw.
-pub const BENCHES: &[&str] = &[
-    "bandwidth",
-    "transpose",
-    "reduction",
-    "softmax",
-    "rmsnorm",
-    "gemv",
-    "sgemm",
-    "tc_gemm",
-    "attention",
-    // The reader's own CPU: measured by `cpubench` on every build (cached per machine).
-    "cpu",
-];
+/// The family the CPU roofline benchmark writes (measured by `cpubench`, not the GPU harness).
+pub const CPU_BENCH: &str = "cpu";
+
+/// Benchmark families a card may draw: every GPU family of the harness, and the reader's CPU.
+pub fn benches() -> Vec<&'static str> {
+    let mut v = crate::measure::families().to_vec();
+    v.push(CPU_BENCH);
+    v
+}
 /// Views of a benchmark family.
 pub const VIEWS: &[&str] = &["ladder", "roofline", "scaling", "table"];
 
@@ -82,11 +78,11 @@ pub fn parse(body: &str) -> Result<FigureSpec, (usize, String, String)> {
             "a figure block holds `bench:`, `show:` and optionally `caption:` and `size:`".to_string(),
         )
     })?;
-    if !BENCHES.contains(&spec.bench.as_str()) {
+    if !benches().contains(&spec.bench.as_str()) {
         return Err((
             line_of(body, "bench"),
             format!("unknown benchmark `{}`", spec.bench),
-            format!("known benchmarks: {}", BENCHES.join(", ")),
+            format!("known benchmarks: {}", benches().join(", ")),
         ));
     }
     if !VIEWS.contains(&spec.show.as_str()) {

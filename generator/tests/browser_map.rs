@@ -6,6 +6,8 @@
 //! few lines over `std::net` (client frames masked, text only), JSON with `serde_json`.
 //! Without `/usr/bin/chromium` the test says so and passes, unless `HDLC_REQUIRE_BROWSER=1`.
 
+mod common;
+
 use assert_cmd::Command;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -15,18 +17,6 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
-
-fn copy_tree(from: &Path, to: &Path) {
-    for e in walkdir::WalkDir::new(from) {
-        let e = e.unwrap();
-        let t = to.join(e.path().strip_prefix(from).unwrap());
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&t).unwrap();
-        } else {
-            std::fs::copy(e.path(), &t).unwrap();
-        }
-    }
-}
 
 /// A static file server for the built book, one thread per connection.
 fn serve(root: PathBuf) -> u16 {
@@ -366,8 +356,8 @@ fn clicking_a_station_on_the_map_opens_its_card() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("book");
-    copy_tree(&manifest.join("tests/fixtures/books/valid"), &root);
-    copy_tree(&manifest.join("../book/assets"), &root.join("book/assets"));
+    common::copy_tree(&manifest.join("tests/fixtures/books/valid"), &root);
+    common::copy_tree(&manifest.join("../book/assets"), &root.join("book/assets"));
     let out = tmp.path().join("html");
     let built = Command::cargo_bin("hdlc")
         .unwrap()

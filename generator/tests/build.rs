@@ -1,6 +1,8 @@
 //! End-to-end: `build` on a copy of the valid fixture writes a complete book; a failing build
 //! leaves the previous book untouched; rendered pages match their snapshots.
 
+mod common;
+
 use assert_cmd::Command;
 use hdlc::diag::Diagnostics;
 use hdlc::render::{render, FigureData};
@@ -11,31 +13,6 @@ fn fixture(case: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/books")
         .join(case)
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for e in walkdir::WalkDir::new(from) {
-        let e = e.unwrap();
-        let t = to.join(e.path().strip_prefix(from).unwrap());
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&t).unwrap();
-        } else {
-            std::fs::copy(e.path(), &t).unwrap();
-        }
-    }
-    // The math stylesheet and fonts come from the real book's assets.
-    let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../book/assets");
-    for e in walkdir::WalkDir::new(&assets) {
-        let e = e.unwrap();
-        let t = to
-            .join("book/assets")
-            .join(e.path().strip_prefix(&assets).unwrap());
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&t).unwrap();
-        } else {
-            std::fs::copy(e.path(), &t).unwrap();
-        }
-    }
 }
 
 fn build(root: &Path) -> std::process::Output {
@@ -50,8 +27,7 @@ fn build(root: &Path) -> std::process::Output {
 
 #[test]
 fn build_writes_every_page_and_a_failed_build_keeps_the_old_book() {
-    let tmp = tempfile::tempdir().unwrap();
-    copy_tree(&fixture("valid"), tmp.path());
+    let tmp = common::fixture_book("valid");
     let out = build(tmp.path());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

@@ -1,9 +1,10 @@
 //! `serve` builds the book, serves it on loopback, and rebuilds with a new version number when a
 //! card changes; a broken edit keeps the last good book served.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 fn get(port: u16, path: &str) -> Option<(u16, String)> {
@@ -43,30 +44,7 @@ impl Drop for Kill {
 
 #[test]
 fn serve_rebuilds_on_change_and_keeps_the_last_good_book() {
-    let tmp = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/books/valid");
-    for e in walkdir::WalkDir::new(&src) {
-        let e = e.unwrap();
-        let t = tmp.path().join(e.path().strip_prefix(&src).unwrap());
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&t).unwrap();
-        } else {
-            std::fs::copy(e.path(), &t).unwrap();
-        }
-    }
-    let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../book/assets");
-    for e in walkdir::WalkDir::new(&assets) {
-        let e = e.unwrap();
-        let t = tmp
-            .path()
-            .join("book/assets")
-            .join(e.path().strip_prefix(&assets).unwrap());
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&t).unwrap();
-        } else {
-            std::fs::copy(e.path(), &t).unwrap();
-        }
-    }
+    let tmp = common::fixture_book("valid");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

@@ -453,8 +453,8 @@ pub fn measure(
 
     let provenance = Provenance {
         generator_version: env!("CARGO_PKG_VERSION").to_string(),
-        git_commit: git_commit(root),
-        date: now_rfc3339(),
+        git_commit: crate::measure::git_commit(root),
+        date: crate::measure::now_rfc3339(),
     };
     let source_hash = source_hash();
     let records = items
@@ -508,31 +508,4 @@ fn base_seed() -> u64 {
 
 fn reference_seed(base: u64, n: usize) -> u64 {
     crate::measure::reference::seed_for(base, &format!("cpu/matmul/n={n}"))
-}
-
-/// $HDLC_GIT_COMMIT, else `git rev-parse --short HEAD` in `root`, else "unknown" (the same rule
-/// as the GPU harness).
-fn git_commit(root: &Path) -> String {
-    if let Ok(c) = std::env::var("HDLC_GIT_COMMIT") {
-        if !c.trim().is_empty() {
-            return c.trim().to_string();
-        }
-    }
-    std::process::Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["rev-parse", "--short", "HEAD"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "unknown".to_string())
-}
-
-fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_else(|_| "unknown".to_string())
 }

@@ -415,7 +415,7 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
 
 /// The commit the numbers were measured at: $HDLC_GIT_COMMIT, else `git rev-parse`, else
 /// "unknown".
-fn git_commit(root: &Path) -> String {
+pub fn git_commit(root: &Path) -> String {
     if let Ok(c) = std::env::var("HDLC_GIT_COMMIT") {
         if !c.trim().is_empty() {
             return c.trim().to_string();
@@ -434,7 +434,8 @@ fn git_commit(root: &Path) -> String {
         .unwrap_or_else(|| "unknown".to_string())
 }
 
-fn now_rfc3339() -> String {
+/// The current time as RFC 3339 UTC, for provenance.
+pub fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_else(|_| "unknown".to_string())

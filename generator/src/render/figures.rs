@@ -12,7 +12,7 @@
 //!   header, because CommonMark ends an HTML block at the first blank line.
 //! - Odd input never panics: it gives the "no data" box or an `Err` naming the problem.
 
-use crate::figspec::{FigureSpec, BENCHES, VIEWS};
+use crate::figspec::{benches, FigureSpec, VIEWS};
 use crate::measure::results::{DeviceInfo, FailStage, Outcome, Record, ResultsFile};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -84,11 +84,11 @@ pub fn render_figure(
     files: &[(PathBuf, ResultsFile)],
     local_device: Option<&str>,
 ) -> Result<String, String> {
-    if !BENCHES.contains(&spec.bench.as_str()) {
+    if !benches().contains(&spec.bench.as_str()) {
         return Err(format!(
             "unknown benchmark `{}` (known: {})",
             spec.bench,
-            BENCHES.join(", ")
+            benches().join(", ")
         ));
     }
     if !VIEWS.contains(&spec.show.as_str()) {
@@ -501,7 +501,7 @@ fn baseline_of<'r>(rows: &[&'r Row<'_>]) -> Option<(&'r Record, Meas)> {
 /// A measured baseline of another family in the same file (memcpy bandwidth, cuBLAS FLOP/s):
 /// the valid baseline record at that family's largest size.
 /// The family the CPU roofline benchmark (`cpubench`) writes.
-const CPU: &str = "cpu";
+const CPU: &str = crate::figspec::CPU_BENCH;
 
 /// The CPU's memory roof: its all-core triad, in GB/s.
 fn cpu_triad(file: &ResultsFile) -> Option<(&Record, Meas)> {

@@ -52,7 +52,7 @@ pub fn serve(root: &Path) -> String {
                     .unwrap_or("/")
                     .to_string();
                 let mut file = root.clone();
-                for part in percent_decode(&path)
+                for part in hdlc::verify::decode(&path)
                     .split('/')
                     .filter(|p| !p.is_empty() && *p != "..")
                 {
@@ -79,24 +79,6 @@ pub fn serve(root: &Path) -> String {
         }
     });
     format!("http://127.0.0.1:{port}")
-}
-
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Run headless Chromium on `url` with every non-loopback host unresolvable, recording the
@@ -182,5 +164,27 @@ pub fn build_real_book() -> tempfile::TempDir {
         "build failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    tmp
+}
+
+/// Copy a folder tree.
+pub fn copy_tree(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from) {
+        let e = e.unwrap();
+        let t = to.join(e.path().strip_prefix(from).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&t).unwrap();
+        } else {
+            std::fs::copy(e.path(), &t).unwrap();
+        }
+    }
+}
+
+/// A temporary copy of fixture book `case` with the real book's assets (math fonts, CSS, JS).
+pub fn fixture_book(case: &str) -> tempfile::TempDir {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(&manifest.join("tests/fixtures/books").join(case), tmp.path());
+    copy_tree(&manifest.join("../book/assets"), &tmp.path().join("book/assets"));
     tmp
 }
