@@ -308,3 +308,24 @@ fn unknown_view_is_an_error() {
     assert!(render_figure(&spec("sgemm", "pie"), &files(), None).is_err());
     assert!(render_figure(&spec("nope", "ladder"), &files(), None).is_err());
 }
+
+/// Memory beside speed: a recorded workspace gets its own column; without one there is none.
+#[test]
+fn table_shows_workspace_only_when_recorded() {
+    let plain = render("softmax", "table");
+    assert!(!plain.contains("<th>workspace</th>"));
+    let mut file = fixture();
+    for r in file.records.iter_mut().filter(|r| r.family == "softmax") {
+        if let hdlc::measure::results::Outcome::Ok(t) = &mut r.outcome {
+            t.workspace_bytes = Some(3.0 * (1u64 << 30) as f64);
+        }
+    }
+    let html = hdlc::render::figures::render_figure(
+        &spec("softmax", "table"),
+        &[(PathBuf::from("x.json"), file)],
+        None,
+    )
+    .unwrap();
+    assert!(html.contains("<th>workspace</th>"), "{html}");
+    assert!(html.contains("<td>3.00 GiB</td>"), "{html}");
+}

@@ -1321,19 +1321,30 @@ fn table(c: &Ctx) -> Result<String, String> {
         Unit::GBs => "GB/s",
         Unit::GFlops => "FLOP/s",
     };
+    // Extra device memory a variant needs beside its inputs and outputs (attention's S and P):
+    // shown beside speed wherever the harness recorded it.
+    let workspace = |r: &Row| match &r.rec.outcome {
+        Outcome::Ok(t) => t.workspace_bytes,
+        _ => None,
+    };
+    let has_ws = rows.iter().any(|r| workspace(r).is_some());
     let mut h = String::new();
     let _ = writeln!(h, "<figure class=\"hdlc-figure hdlc-table\" id=\"{}\">", c.id);
     h.push_str("<table>\n<thead>\n<tr>");
-    for col in [
-        "variant",
-        &esc(&fam.axis.header()),
-        "median ms",
-        "p10–p90 ms",
-        throughput,
-        "% of baseline",
-        "rel. error",
-        "status",
-    ] {
+    let mut cols = vec![
+        "variant".to_string(),
+        esc(&fam.axis.header()),
+        "median ms".into(),
+        "p10–p90 ms".into(),
+        throughput.into(),
+        "% of baseline".into(),
+        "rel. error".into(),
+        "status".into(),
+    ];
+    if has_ws {
+        cols.insert(7, "workspace".into());
+    }
+    for col in cols {
         let _ = write!(h, "<th>{col}</th>");
     }
     h.push_str("</tr>\n</thead>\n<tbody>\n");
@@ -1347,7 +1358,7 @@ fn table(c: &Ctx) -> Result<String, String> {
         } else {
             esc(&r.rec.label)
         };
-        let cells: Vec<String> = match r.state {
+        let mut cells: Vec<String> = match r.state {
             State::Ok(m) => vec![
                 label,
                 esc(&fam.axis.cell(r.rec)),
@@ -1374,6 +1385,10 @@ fn table(c: &Ctx) -> Result<String, String> {
                 format!("<span class=\"fail\">{why}</span>"),
             ],
         };
+        if has_ws {
+            let ws = workspace(r).map_or("—".into(), |b| format!("{:.2} GiB", b / (1u64 << 30) as f64));
+            cells.insert(7, ws);
+        }
         h.push_str("<tr>");
         for cell in cells {
             let _ = write!(h, "<td>{cell}</td>");
