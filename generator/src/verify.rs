@@ -81,8 +81,17 @@ fn unescape(s: &str) -> String {
 pub fn verify_tree(root: &Path) -> Vec<Problem> {
     let mut pages: Vec<PathBuf> = Vec::new();
     let mut css: Vec<PathBuf> = Vec::new();
+    // Every file and folder of the tree, so that ten thousand sidebar links cost set lookups,
+    // not file-system calls.
+    let mut files: HashSet<PathBuf> = HashSet::new();
+    let mut dirs: HashSet<PathBuf> = HashSet::new();
     for e in walkdir::WalkDir::new(root).into_iter().filter_map(|e| e.ok()) {
         let p = e.path();
+        if e.file_type().is_dir() {
+            dirs.insert(p.to_path_buf());
+        } else {
+            files.insert(p.to_path_buf());
+        }
         // The print page repeats every chapter (their links are checked there) and the 404 page
         // resolves against the site root: reading them would only cost time.
         let rel = p.strip_prefix(root).unwrap_or(p);
@@ -149,12 +158,12 @@ pub fn verify_tree(root: &Path) -> Vec<Problem> {
                 let joined = page.parent().unwrap_or(root).join(decode(path_part));
                 normalize(&joined)
             };
-            let target = if target.is_dir() {
+            let target = if dirs.contains(&target) {
                 target.join("index.html")
             } else {
                 target
             };
-            if !target.starts_with(root) || !target.exists() {
+            if !target.starts_with(root) || !files.contains(&target) {
                 problems.push(Problem {
                     page: rel.clone(),
                     message: "broken link: target does not exist".into(),
