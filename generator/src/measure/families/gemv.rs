@@ -3,9 +3,9 @@
 use super::super::gpu::{Arg, Launch};
 use super::super::harness::{check_and_time, Ctx, Res};
 use super::super::plan::Item;
-use super::super::reference::{gemv_f64, random_vec, rel_error, rel_error_f32};
+use super::super::reference::{gemv_f64, random_vec, rel_error};
 use super::super::results::Timing;
-use super::blocks;
+use super::{blocks, memcpy_baseline};
 
 const FILE: &str = "gemv.cu";
 
@@ -18,15 +18,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     gpu.upload_f32(&a, &a_host)?;
 
     if item.baseline {
-        let out = gpu.alloc_f32(rows * cols)?;
-        return check_and_time(
-            gpu,
-            item,
-            0.0,
-            &[&out],
-            &mut || gpu.memcpy_dtod(&out, &a, rows * cols * 4),
-            &mut || Ok(rel_error_f32(&gpu.download_f32(&out, rows * cols)?, &a_host)),
-        );
+        return memcpy_baseline(gpu, item, &a, &a_host);
     }
 
     let x_host = random_vec(cols, seed ^ 0x55, -1.0, 1.0);

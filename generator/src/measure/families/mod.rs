@@ -11,8 +11,10 @@ mod softmax;
 mod tc_gemm;
 mod transpose;
 
-use super::harness::{to_outcome, Ctx, Res};
+use super::gpu::{DevBuf, Gpu};
+use super::harness::{check_and_time, to_outcome, Ctx, Res};
 use super::plan::Item;
+use super::reference::rel_error_f32;
 use super::results::{Outcome, Timing};
 
 /// Run one family's items, reporting each outcome through `done` as soon as it is known.
@@ -38,4 +40,18 @@ pub fn run(ctx: &mut Ctx, family: &str, items: &[Item], done: &mut dyn FnMut(&It
 /// Blocks of `threads` for `work` units (rounded up), as u64 for `Launch::linear`.
 pub(crate) fn blocks(work: u64, threads: u64) -> u64 {
     work.div_ceil(threads)
+}
+
+/// The device-memcpy baseline of a memory-bound family: copy the input `src` (whose host copy is
+/// `host`) into a fresh buffer, checked to be exact and timed like any variant.
+pub(crate) fn memcpy_baseline(gpu: &Gpu, item: &Item, src: &DevBuf, host: &[f32]) -> Res<Timing> {
+    let out = gpu.alloc_f32(host.len())?;
+    check_and_time(
+        gpu,
+        item,
+        0.0,
+        &[&out],
+        &mut || gpu.memcpy_dtod(&out, src, host.len() * 4),
+        &mut || Ok(rel_error_f32(&gpu.download_f32(&out, host.len())?, host)),
+    )
 }

@@ -6,9 +6,9 @@
 use super::super::gpu::{Arg, Launch};
 use super::super::harness::{check_and_time, Ctx, Res};
 use super::super::plan::Item;
-use super::super::reference::{random_vec, rel_error_f32, sum_f64};
+use super::super::reference::{random_vec, sum_f64};
 use super::super::results::Timing;
-use super::blocks;
+use super::{blocks, memcpy_baseline};
 
 const FILE: &str = "reduction.cu";
 
@@ -22,15 +22,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     gpu.upload_f32(&input, &x)?;
 
     if item.baseline {
-        let out = gpu.alloc_f32(n as usize)?;
-        return check_and_time(
-            gpu,
-            item,
-            0.0,
-            &[&out],
-            &mut || gpu.memcpy_dtod(&out, &input, (n * 4) as usize),
-            &mut || Ok(rel_error_f32(&gpu.download_f32(&out, n as usize)?, &x)),
-        );
+        return memcpy_baseline(gpu, item, &input, &x);
     }
 
     let k1 = ctx.kernel(FILE, item.variant)?;

@@ -6,11 +6,11 @@ use super::super::gpu::{Arg, Launch};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
 use super::super::plan::Item;
 use super::super::reference::{
-    random_vec, rel_error, rel_error_f32, rel_error_fn, rmsnorm_bwd_dw_f64, rmsnorm_bwd_dx_at,
-    rmsnorm_bwd_row_stats, rmsnorm_row_scale,
+    random_vec, rel_error, rel_error_fn, rmsnorm_bwd_dw_f64, rmsnorm_bwd_dx_at, rmsnorm_bwd_row_stats,
+    rmsnorm_row_scale,
 };
 use super::super::results::{FailStage, Timing};
-use super::blocks;
+use super::{blocks, memcpy_baseline};
 
 const FILE: &str = "rmsnorm.cu";
 const EPS: f32 = 1e-6;
@@ -27,18 +27,10 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let x = random_vec(rows * cols, seed, -1.0, 1.0);
     let input = gpu.alloc_f32(rows * cols)?;
     gpu.upload_f32(&input, &x)?;
-    let out = gpu.alloc_f32(rows * cols)?;
-
     if item.baseline {
-        return check_and_time(
-            gpu,
-            item,
-            0.0,
-            &[&out],
-            &mut || gpu.memcpy_dtod(&out, &input, rows * cols * 4),
-            &mut || Ok(rel_error_f32(&gpu.download_f32(&out, rows * cols)?, &x)),
-        );
+        return memcpy_baseline(gpu, item, &input, &x);
     }
+    let out = gpu.alloc_f32(rows * cols)?;
 
     let w_host = random_vec(cols, seed ^ 0x77, 0.5, 1.5);
     let w = gpu.alloc_f32(cols)?;

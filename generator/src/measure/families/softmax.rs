@@ -3,8 +3,9 @@
 use super::super::gpu::{Arg, Launch};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
 use super::super::plan::Item;
-use super::super::reference::{random_vec, rel_error_f32, rel_error_fn, softmax_at, softmax_row_stats};
+use super::super::reference::{random_vec, rel_error_fn, softmax_at, softmax_row_stats};
 use super::super::results::{FailStage, Timing};
+use super::memcpy_baseline;
 
 const FILE: &str = "softmax.cu";
 
@@ -16,18 +17,10 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let x = random_vec(rows * cols, seed, -8.0, 8.0);
     let input = gpu.alloc_f32(rows * cols)?;
     gpu.upload_f32(&input, &x)?;
-    let out = gpu.alloc_f32(rows * cols)?;
-
     if item.baseline {
-        return check_and_time(
-            gpu,
-            item,
-            0.0,
-            &[&out],
-            &mut || gpu.memcpy_dtod(&out, &input, rows * cols * 4),
-            &mut || Ok(rel_error_f32(&gpu.download_f32(&out, rows * cols)?, &x)),
-        );
+        return memcpy_baseline(gpu, item, &input, &x);
     }
+    let out = gpu.alloc_f32(rows * cols)?;
 
     let row_max = gpu.alloc_f32(rows)?;
     let row_sum = gpu.alloc_f32(rows)?;
