@@ -47,6 +47,7 @@ fn main() {
             templates_dir: None,
             // Cached after the first build on a machine; leave it out of the comparison.
             cpu_bench: false,
+            labs: false,
         };
         site.build(&opts).expect("build");
         full.push(t.elapsed());

@@ -32,6 +32,9 @@ enum Command {
         /// Skip this machine's CPU roofline (otherwise measured once and cached in target/).
         #[arg(long)]
         no_cpu_bench: bool,
+        /// Never run labs (Python), even with a GPU and the frameworks present.
+        #[arg(long)]
+        no_labs: bool,
     },
     /// Load and validate only: every problem with file:line and a hint.
     Check,
@@ -50,11 +53,21 @@ enum Command {
         #[arg(long, conflicts_with = "dot")]
         map_stats: bool,
     },
-    /// Run the GPU benchmarks and update kernels/results/.
+    /// Run the GPU benchmarks and labs and update kernels/results/.
     Bench {
-        /// Families to run (comma-separated); default: all.
+        /// Kernel families to run (comma-separated); default: all (none when only --labs is given).
         #[arg(long, value_delimiter = ',')]
         families: Vec<String>,
+        /// Labs to run, by id or family (comma-separated), or `all`; default: all labs when no
+        /// --families are given.
+        #[arg(long, value_delimiter = ',')]
+        labs: Vec<String>,
+        /// Run no labs.
+        #[arg(long, conflicts_with = "labs")]
+        no_labs: bool,
+        /// List the kernel families and labs, then exit.
+        #[arg(long)]
+        list: bool,
         /// Re-measure even when results for the same cache key exist.
         #[arg(long)]
         force: bool,
@@ -86,12 +99,14 @@ pub fn run() -> ExitCode {
             no_gpu,
             out,
             no_cpu_bench,
+            no_labs,
         } => build(
             &root,
             BuildOptions {
                 use_gpu: !no_gpu,
                 out_dir: out,
                 cpu_bench: !no_cpu_bench,
+                labs: !no_labs,
                 ..BuildOptions::default()
             },
         ),
@@ -104,11 +119,28 @@ pub fn run() -> ExitCode {
             dot,
             map_stats: false,
         } => graph(&root, dot),
+        Command::Bench { list: true, .. } => list_benches(&root),
         Command::Bench {
             families,
+            labs,
+            no_labs,
             force,
             strict,
-        } => bench(&root, families, force, strict),
+            list: false,
+        } => {
+            let labs = if no_labs {
+                crate::measure::LabSelection::None
+            } else if labs.iter().any(|l| l == "all") {
+                crate::measure::LabSelection::All
+            } else if !labs.is_empty() {
+                crate::measure::LabSelection::Only(labs)
+            } else if families.is_empty() {
+                crate::measure::LabSelection::All
+            } else {
+                crate::measure::LabSelection::None
+            };
+            bench(&root, families, labs, force, strict)
+        }
     }
 }
 
@@ -243,7 +275,42 @@ fn map_stats(root: &std::path::Path) -> ExitCode {
     }
 }
 
-fn bench(root: &std::path::Path, families: Vec<String>, force: bool, strict: bool) -> ExitCode {
+/// `bench --list`: the kernel families and the labs with their summaries and requirements.
+fn list_benches(root: &std::path::Path) -> ExitCode {
+    println!("kernel families (CUDA, measured by the Rust harness):");
+    for f in crate::measure::families() {
+        println!("  {f}");
+    }
+    let mut diags = crate::diag::Diagnostics::new();
+    let labs = crate::measure::labs::load_manifests(root, crate::measure::families(), &mut diags);
+    println!("\nlabs (Python; run one by hand with `python3 kernels/<file>`):");
+    for l in &labs {
+        println!(
+            "  {:<24} family {:<22} needs {:<22} kernels/{}\n      {}",
+            l.id,
+            l.family,
+            l.requires.join(","),
+            l.source_file,
+            l.summary
+        );
+    }
+    for d in diags.sorted() {
+        eprintln!("{d}");
+    }
+    if diags.error_count() > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn bench(
+    root: &std::path::Path,
+    families: Vec<String>,
+    labs: crate::measure::LabSelection,
+    force: bool,
+    strict: bool,
+) -> ExitCode {
     let started = std::time::Instant::now();
     let opts = crate::measure::MeasureOptions {
         root: root.to_path_buf(),
@@ -252,6 +319,7 @@ fn bench(root: &std::path::Path, families: Vec<String>, force: bool, strict: boo
         strict,
         progress: true,
         use_gpu: true,
+        labs,
     };
     match crate::measure::measure(&opts) {
         Ok(m) => {

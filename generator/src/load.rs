@@ -92,6 +92,7 @@ pub fn load_book(root: &Path, diags: &mut Diagnostics) -> Book {
             }
         }
     }
+    let labs = crate::measure::labs::load_manifests(root, crate::measure::families(), diags);
     Book {
         root: root.to_path_buf(),
         cards,
@@ -99,6 +100,7 @@ pub fn load_book(root: &Path, diags: &mut Diagnostics) -> Book {
         paths_file,
         broken,
         paths_ok,
+        labs,
     }
 }
 

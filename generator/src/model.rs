@@ -58,6 +58,8 @@ pub struct Book {
     pub broken: Vec<String>,
     /// False when paths.yaml could not be read or parsed (then "on no path" is not reported).
     pub paths_ok: bool,
+    /// The labs of `kernels/labs/*/labs.yaml` that loaded without errors.
+    pub labs: Vec<crate::measure::labs::manifest::Lab>,
 }
 
 impl Book {

@@ -25,6 +25,8 @@ fn rebuild(root: &Path, out: &Path) -> bool {
         live_reload: true,
         templates_dir: templates.is_dir().then_some(templates),
         cpu_bench: true,
+        // A lab can take minutes; `serve` rebuilds on every save, so it draws shipped results.
+        labs: false,
     };
     match site.build(&opts) {
         Ok(rep) => {

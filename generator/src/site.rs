@@ -33,6 +33,8 @@ pub struct BuildOptions {
     /// Measure (or take from this machine's cache) the CPU roofline; `HDLC_CPU_BENCH=0` also
     /// turns it off.
     pub cpu_bench: bool,
+    /// Run labs whose results are stale, when a GPU and their frameworks are present.
+    pub labs: bool,
 }
 
 impl Default for BuildOptions {
@@ -44,6 +46,7 @@ impl Default for BuildOptions {
             live_reload: false,
             templates_dir: None,
             cpu_bench: true,
+            labs: true,
         }
     }
 }
@@ -105,17 +108,50 @@ impl Site {
         v
     }
 
+    /// The `bench:` of every figure block in the book, as written (checked or not).
+    fn figure_benches(&self) -> Vec<String> {
+        self.book
+            .cards
+            .iter()
+            .flat_map(|c| crate::markup::scan(c.body(), c.body_offset))
+            .filter_map(|p| match p {
+                crate::markup::Piece::Figure { body, .. } => body.lines().find_map(|l| {
+                    l.trim()
+                        .strip_prefix("bench:")
+                        .map(|v| v.split('#').next().unwrap_or("").trim().to_string())
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Lab families the book's figures draw from.
+    pub fn needed_lab_families(&self) -> Vec<String> {
+        let labs: Vec<String> = self.book.labs.iter().map(|l| l.family.clone()).collect();
+        let mut v = self.figure_benches();
+        v.retain(|f| labs.contains(f));
+        v.sort();
+        v.dedup();
+        v
+    }
+
     /// Stages 3–5. Call only when `load` found no errors.
     pub fn build(&mut self, opts: &BuildOptions) -> anyhow::Result<BuildReport> {
         let t = Instant::now();
         let families = self.needed_families();
+        let lab_families = self.needed_lab_families();
         let mut measured = measure::measure(&MeasureOptions {
             root: self.root.clone(),
             families: families.clone(),
             force: false,
             strict: false,
             progress: opts.progress,
-            use_gpu: opts.use_gpu && !families.is_empty(),
+            use_gpu: opts.use_gpu && !(families.is_empty() && lab_families.is_empty()),
+            labs: if opts.labs && !lab_families.is_empty() {
+                measure::LabSelection::Only(lab_families)
+            } else {
+                measure::LabSelection::None
+            },
         })?;
         // The reader's own CPU roofline: cached per machine under target/, so only the first
         // build on a machine pays for it.

@@ -327,11 +327,13 @@ fn record(variant: &str, baseline: bool, flops: f64, bytes: f64, ms: f64, date: 
             flops,
             bytes,
             workspace_bytes: None,
+            ..Default::default()
         }),
         provenance: Provenance {
             generator_version: "0.1.0".into(),
             git_commit: "test".into(),
             date: date.into(),
+            frameworks: Default::default(),
         },
     }
 }

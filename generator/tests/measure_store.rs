@@ -31,6 +31,7 @@ fn timing(ms: f64, bytes: f64) -> Timing {
         flops: 0.0,
         bytes,
         workspace_bytes: None,
+        ..Default::default()
     }
 }
 
@@ -50,6 +51,7 @@ fn rec(family: &str, variant: &str, n: u64, outcome: Outcome) -> Record {
             generator_version: "0".into(),
             git_commit: "x".into(),
             date: "2026-01-01T00:00:00Z".into(),
+            frameworks: Default::default(),
         },
     }
 }

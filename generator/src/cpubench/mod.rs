@@ -455,6 +455,7 @@ pub fn measure(
         generator_version: env!("CARGO_PKG_VERSION").to_string(),
         git_commit: crate::measure::git_commit(root),
         date: crate::measure::now_rfc3339(),
+        frameworks: Default::default(),
     };
     let source_hash = source_hash();
     let records = items

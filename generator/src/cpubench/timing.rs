@@ -131,5 +131,6 @@ pub fn check_then_time<S: ?Sized>(
         flops: work.flops,
         bytes: work.bytes,
         workspace_bytes: None,
+        ..Default::default()
     })
 }

@@ -190,5 +190,6 @@ pub fn timing_from(item: &Item, rel: f64, tol: f64, samples: &[f64]) -> Res<Timi
         flops,
         bytes,
         workspace_bytes: None,
+        ..Default::default()
     })
 }

@@ -15,6 +15,7 @@ pub mod device;
 mod families;
 mod gpu;
 mod harness;
+pub mod labs;
 pub mod nvrtc_log;
 pub mod plan;
 pub mod reference;
@@ -45,6 +46,27 @@ pub struct MeasureOptions {
     pub progress: bool,
     /// false = never touch the GPU (tests, --no-gpu).
     pub use_gpu: bool,
+    /// Which labs to run (they also need a GPU and their frameworks).
+    pub labs: LabSelection,
+}
+
+/// Which labs a measure stage considers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LabSelection {
+    None,
+    All,
+    /// Labs whose id or family is listed.
+    Only(Vec<String>),
+}
+
+impl LabSelection {
+    fn picks(&self, lab: &labs::manifest::Lab) -> bool {
+        match self {
+            LabSelection::None => false,
+            LabSelection::All => true,
+            LabSelection::Only(v) => v.iter().any(|s| *s == lab.id || *s == lab.family),
+        }
+    }
 }
 
 /// What `measure` produced.
@@ -163,12 +185,17 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
     let mut notes = Vec::new();
 
     let selected: Vec<&'static str> = if opts.families.is_empty() {
-        plan::FAMILIES.to_vec()
+        if matches!(opts.labs, LabSelection::Only(_)) {
+            Vec::new()
+        } else {
+            plan::FAMILIES.to_vec()
+        }
     } else {
         let mut v = Vec::new();
         for f in &opts.families {
             match plan::FAMILIES.iter().find(|k| **k == f.as_str()) {
                 Some(k) => v.push(*k),
+                None if matches!(opts.labs, LabSelection::Only(_)) => {}
                 None => bail!(
                     "unknown benchmark family `{f}` (known: {})",
                     plan::FAMILIES.join(", ")
@@ -254,6 +281,7 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
         generator_version: env!("CARGO_PKG_VERSION").to_string(),
         git_commit: git_commit(&opts.root),
         date: now_rfc3339(),
+        frameworks: Default::default(),
     };
     let base_seed = std::env::var("HDLC_SEED")
         .ok()
@@ -265,12 +293,17 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
                 .unwrap_or(1)
         });
 
+    // Labs: planned before the bar is made, so it counts them.
+    let (lab_plan, labs_cached) = plan_labs(opts, &device, &file, &mut notes);
+    cached += labs_cached;
+
     let started = Instant::now();
     let mut new_records: Vec<Record> = Vec::new();
-    if !todo.is_empty() {
+    if !todo.is_empty() || !lab_plan.is_empty() {
         notes.push(format!(
-            "measuring {} item(s) on {} (CC {}, driver {}, CUDA {}, NVRTC {}{}); input seed {base_seed}",
+            "measuring {} item(s) and {} lab(s) on {} (CC {}, driver {}, CUDA {}, NVRTC {}{}); input seed {base_seed}",
             todo.len(),
+            lab_plan.len(),
             device.name,
             device.compute_capability,
             device.driver_version,
@@ -281,7 +314,7 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
                 .unwrap_or_default()
         ));
         let bar = if opts.progress {
-            let b = indicatif::ProgressBar::new(todo.len() as u64);
+            let b = indicatif::ProgressBar::new((todo.len() + lab_plan.len()) as u64);
             if let Ok(style) =
                 indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
             {
@@ -365,10 +398,19 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
                 });
             }
         }
-        bar.finish_and_clear();
         notes.append(&mut ctx.notes);
-        let measured = new_records.len();
+        let mut measured = new_records.len();
         store::merge(&mut file, new_records);
+        measured += labs::run_planned(
+            &opts.root,
+            &lab_plan,
+            &mut file,
+            &provenance,
+            base_seed,
+            &bar,
+            &mut notes,
+        );
+        bar.finish_and_clear();
         store::save_atomic(&path, &file)?;
         notes.push(format!(
             "measured {measured} item(s) in {:.1} s, {cached} cached; wrote {}",
@@ -394,7 +436,10 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
         let failed: Vec<String> = file
             .records
             .iter()
-            .filter(|r| selected.contains(&r.family.as_str()) && store::is_real_failure(r))
+            .filter(|r| {
+                (selected.contains(&r.family.as_str()) || lab_plan.iter().any(|p| p.lab.family == r.family))
+                    && store::is_real_failure(r)
+            })
             .map(|r| format!("{}/{}", r.family, r.variant))
             .collect();
         if !failed.is_empty() {
@@ -411,6 +456,44 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
         local_device: Some(device.name.clone()),
         notes,
     })
+}
+
+/// The labs this measure stage runs: selected, runnable with this Python and not cached.
+fn plan_labs(
+    opts: &MeasureOptions,
+    device: &DeviceInfo,
+    file: &ResultsFile,
+    notes: &mut Vec<String>,
+) -> (Vec<labs::Planned>, usize) {
+    if opts.labs == LabSelection::None {
+        return (Vec::new(), 0);
+    }
+    let mut diags = crate::diag::Diagnostics::new();
+    let all = labs::load_manifests(&opts.root, plan::FAMILIES, &mut diags);
+    for d in diags.iter() {
+        notes.push(d.to_string());
+    }
+    let chosen: Vec<labs::manifest::Lab> = all.into_iter().filter(|l| opts.labs.picks(l)).collect();
+    if let LabSelection::Only(names) = &opts.labs {
+        for n in names {
+            if !chosen.iter().any(|l| &l.id == n || &l.family == n) && !plan::FAMILIES.contains(&n.as_str()) {
+                notes.push(format!("no lab or family named `{n}`"));
+            }
+        }
+    }
+    if chosen.is_empty() {
+        return (Vec::new(), 0);
+    }
+    let py = labs::python();
+    match labs::probe::run(&opts.root, &py) {
+        Ok(env) => labs::plan(&opts.root, &chosen, &env, device, file, opts.force, notes),
+        Err(e) => {
+            notes.push(format!(
+                "labs not run: {py} is not usable ({e}); shipped results used (set HDLC_PYTHON to choose an interpreter)"
+            ));
+            (Vec::new(), 0)
+        }
+    }
 }
 
 /// The commit the numbers were measured at: $HDLC_GIT_COMMIT, else `git rev-parse`, else

@@ -88,9 +88,15 @@ pub enum FailStage {
     Launch,
     Verify,
     Unsupported,
+    /// A lab process exited with an error status.
+    Crash,
+    /// A lab process outlived its time-out and was killed.
+    Timeout,
+    /// A lab printed something that is not a record.
+    Output,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Timing {
     /// ‖out − ref‖ / ‖ref‖ of the verification run.
     pub rel_error: f64,
@@ -109,6 +115,31 @@ pub struct Timing {
     /// score matrix of standard attention), where the family records it. Absent in older files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_bytes: Option<f64>,
+    /// Named numbers beyond time, FLOPs and bytes (labs: tokens/s, TTFT, peak memory; quantized
+    /// kernels: their error against the unquantized result). Absent in older files.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics: BTreeMap<String, f64>,
+    /// Named curves of `[x, y]` points, e.g. a training loss per step.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub series: BTreeMap<String, Vec<[f64; 2]>>,
+    /// Named tables, e.g. a profiler's top kernels.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tables: BTreeMap<String, Table>,
+}
+
+/// A small table a lab measured (a profiler's top kernels, the collectives in compiled HLO).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Table {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
+}
+
+/// One table cell: a number or a piece of text.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Cell {
+    Num(f64),
+    Text(String),
 }
 
 impl Timing {
@@ -134,4 +165,8 @@ pub struct Provenance {
     pub git_commit: String,
     /// RFC 3339 UTC.
     pub date: String,
+    /// Labs only: the interpreter and framework versions the lab ran with (python, torch, cuda,
+    /// triton, jax, ...). Absent for kernels, which the device's own fields describe.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub frameworks: BTreeMap<String, String>,
 }

@@ -213,6 +213,9 @@ fn stage_text(stage: FailStage) -> &'static str {
         FailStage::Launch => "실패 · launch failed (launch)",
         FailStage::Verify => "실패 · verification failed (verify)",
         FailStage::Unsupported => "측정하지 않음 · skipped (unsupported)",
+        FailStage::Crash => "실패 · lab crashed (crash)",
+        FailStage::Timeout => "실패 · lab timed out (timeout)",
+        FailStage::Output => "실패 · lab printed invalid records (output)",
     }
 }
 const UNVERIFIED: &str = "실패 · verification failed (verify)";

@@ -1,0 +1,188 @@
+//! Running one lab as a child process: its own process group, a time-out, both pipes drained.
+//!
+//! Why a process group: a lab may start processes of its own (torch.compile's compile workers,
+//! torchrun's ranks). Killing only the Python we started would leave them holding the GPU and
+//! our pipes. On a time-out the whole group is killed. Pipes are drained on threads so a lab
+//! that writes a lot to one of them can never block on the other.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Most bytes of standard output kept (records are small; more means a runaway lab).
+const STDOUT_CAP: usize = 64 << 20;
+/// Bytes of standard error kept (the end, for the error message).
+const STDERR_TAIL: usize = 16 << 10;
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Exit {
+    /// Exited with this status code (None: killed by a signal).
+    Code(Option<i32>),
+    /// Outlived the time-out and was killed.
+    TimedOut,
+    /// Could not be started at all.
+    NotStarted(String),
+}
+
+/// What a run produced.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub exit: Exit,
+    pub stdout: String,
+    /// The last `STDERR_TAIL` bytes of standard error.
+    pub stderr_tail: String,
+    pub elapsed: Duration,
+    /// Standard output exceeded its cap and was cut.
+    pub stdout_truncated: bool,
+}
+
+/// Run `program args…` in `cwd` with extra environment variables; `on_line` gets each complete
+/// line of standard error as it arrives (for a progress bar).
+pub fn run(
+    program: &str,
+    args: &[&str],
+    cwd: &Path,
+    env: &[(String, String)],
+    timeout: Duration,
+    on_line: &mut dyn FnMut(&str),
+) -> Run {
+    let started = Instant::now();
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return Run {
+                exit: Exit::NotStarted(format!("cannot start `{program}`: {e}")),
+                stdout: String::new(),
+                stderr_tail: String::new(),
+                elapsed: started.elapsed(),
+                stdout_truncated: false,
+            }
+        }
+    };
+    let (out_tx, out_rx) = mpsc::channel::<(Vec<u8>, bool)>();
+    let mut stdout = child.stdout.take();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let mut truncated = false;
+        if let Some(s) = stdout.as_mut() {
+            let mut chunk = [0u8; 65536];
+            while let Ok(n) = s.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                if buf.len() + n <= STDOUT_CAP {
+                    buf.extend_from_slice(&chunk[..n]);
+                } else {
+                    truncated = true;
+                }
+            }
+        }
+        let _ = out_tx.send((buf, truncated));
+    });
+    let lines: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
+    let (err_tx, err_rx) = mpsc::channel::<Vec<u8>>();
+    let mut stderr = child.stderr.take();
+    let pending = Arc::clone(&lines);
+    std::thread::spawn(move || {
+        let mut tail: Vec<u8> = Vec::new();
+        let mut partial: Vec<u8> = Vec::new();
+        if let Some(s) = stderr.as_mut() {
+            let mut chunk = [0u8; 8192];
+            while let Ok(n) = s.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                tail.extend_from_slice(&chunk[..n]);
+                if tail.len() > 2 * STDERR_TAIL {
+                    tail.drain(..tail.len() - STDERR_TAIL);
+                }
+                partial.extend_from_slice(&chunk[..n]);
+                while let Some(p) = partial.iter().position(|&b| b == b'\n' || b == b'\r') {
+                    let line: Vec<u8> = partial.drain(..=p).collect();
+                    let text = String::from_utf8_lossy(&line).trim().to_string();
+                    if !text.is_empty() {
+                        if let Ok(mut l) = pending.lock() {
+                            l.push(text);
+                        }
+                    }
+                }
+                if partial.len() > STDERR_TAIL {
+                    partial.clear();
+                }
+            }
+        }
+        if tail.len() > STDERR_TAIL {
+            tail.drain(..tail.len() - STDERR_TAIL);
+        }
+        let _ = err_tx.send(tail);
+    });
+
+    let drain_lines = |on_line: &mut dyn FnMut(&str)| {
+        let taken: Vec<String> = lines
+            .lock()
+            .map(|mut l| std::mem::take(&mut *l))
+            .unwrap_or_default();
+        for l in taken {
+            on_line(&l);
+        }
+    };
+    let exit = loop {
+        drain_lines(on_line);
+        match child.try_wait() {
+            Ok(Some(status)) => break Exit::Code(status.code()),
+            Ok(None) => {}
+            Err(e) => break Exit::NotStarted(format!("waiting for the lab failed: {e}")),
+        }
+        if started.elapsed() >= timeout {
+            kill_group(&mut child);
+            let _ = child.wait();
+            break Exit::TimedOut;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // After a kill, a grandchild outside the group could still hold a pipe: wait a bounded time.
+    let grace = Duration::from_secs(5);
+    let (stdout, stdout_truncated) = out_rx.recv_timeout(grace).unwrap_or_default();
+    let tail = err_rx.recv_timeout(grace).unwrap_or_default();
+    drain_lines(on_line);
+    Run {
+        exit,
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr_tail: String::from_utf8_lossy(&tail).into_owned(),
+        elapsed: started.elapsed(),
+        stdout_truncated,
+    }
+}
+
+#[cfg(unix)]
+fn kill_group(child: &mut std::process::Child) {
+    // SAFETY: sends a signal to the process group the child leads (created with
+    // process_group(0) above, so its id is the group id).
+    unsafe {
+        libc::killpg(child.id() as libc::pid_t, libc::SIGKILL);
+    }
+    let _ = child.kill();
+}
+
+#[cfg(not(unix))]
+fn kill_group(child: &mut std::process::Child) {
+    let _ = child.kill();
+}

@@ -1,0 +1,322 @@
+//! Labs: PyTorch, Triton and JAX code measured like the CUDA kernels.
+//!
+//! Why the runner lives in Rust while the labs are Python: the numbers of both kinds end up in
+//! the same results files and figures, so one program must own the schema, the cache key, the
+//! provenance, the merge and the failure handling. A lab only verifies, times and prints
+//! records (see `kernels/labs/README.md`); everything around it is here:
+//!
+//! - `manifest`: the `labs.yaml` files, checked with file:line errors;
+//! - `probe`: which Python, which framework versions, whether they see a GPU;
+//! - `deps`: the lab's source hash, following its local imports and the `.cu` files it loads;
+//! - `child`: the process, its group, its time-out, its pipes;
+//! - `records`: strict parsing of what it printed.
+//!
+//! `build` never needs Python: without one (or without the framework, or without a GPU) the
+//! shipped results are used and the build log says which labs were not run and why.
+
+pub mod child;
+pub mod deps;
+pub mod manifest;
+pub mod probe;
+pub mod records;
+
+use super::results::{DeviceInfo, FailStage, Outcome, Provenance, Record, ResultsFile};
+use manifest::Lab;
+use probe::Env;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+pub use manifest::load as load_manifests;
+
+/// Bump when the runner changes how it reads, checks or stores lab output.
+pub const RUNNER_VERSION: u32 = 1;
+
+/// The Python interpreter the runner starts: `$HDLC_PYTHON`, else `python3`.
+pub fn python() -> String {
+    std::env::var("HDLC_PYTHON")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| "python3".to_string())
+}
+
+/// Why a lab cannot run here, if it cannot.
+pub fn unmet(lab: &Lab, env: &Env) -> Option<String> {
+    let missing: Vec<&str> = lab
+        .requires
+        .iter()
+        .map(String::as_str)
+        .filter(|r| *r != "gpu" && !env.versions.contains_key(*r))
+        .collect();
+    if !missing.is_empty() {
+        return Some(format!("needs {} (not installed)", missing.join(", ")));
+    }
+    if lab.needs_gpu() && env.gpu.is_none() {
+        return Some("needs a GPU that its framework can see".into());
+    }
+    None
+}
+
+/// The framework versions that go into a lab's key and provenance: python, the packages it
+/// requires, and CUDA as PyTorch reports it when it uses torch.
+pub fn frameworks(lab: &Lab, env: &Env) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut take = |k: &str| {
+        if let Some(v) = env.versions.get(k) {
+            out.insert(k.to_string(), v.clone());
+        }
+    };
+    take("python");
+    for r in &lab.requires {
+        take(r);
+    }
+    if lab.requires.iter().any(|r| r == "jax") {
+        take("jaxlib");
+    }
+    if lab.requires.iter().any(|r| r == "torch") {
+        take("cuda");
+    }
+    out
+}
+
+/// The cache key of a lab on a device: runner version, lab, source hash (with dependencies),
+/// the device and its driver, and the framework versions.
+pub fn lab_key(lab: &Lab, source_hash: &str, device: &DeviceInfo, fw: &BTreeMap<String, String>) -> String {
+    let mut h = Sha256::new();
+    let mut field = |name: &str, value: &str| {
+        h.update(name.as_bytes());
+        h.update((value.len() as u64).to_le_bytes());
+        h.update(value.as_bytes());
+    };
+    field("runner", &RUNNER_VERSION.to_string());
+    field("lab", &lab.id);
+    field("family", &lab.family);
+    field("source", source_hash);
+    field("device", &device.name);
+    field("cc", &device.compute_capability);
+    field("driver", &device.driver_version);
+    field("cuda", &device.cuda_version);
+    for (k, v) in fw {
+        field(k, v);
+    }
+    hex::encode(h.finalize())
+}
+
+/// The records a lab left in a results file.
+pub fn records_of<'a>(file: &'a ResultsFile, lab: &'a Lab) -> impl Iterator<Item = &'a Record> + 'a {
+    file.records
+        .iter()
+        .filter(move |r| r.family == lab.family && r.source_file.as_deref() == Some(lab.source_file.as_str()))
+}
+
+/// Whether the file already holds this lab's results under `key`, none of them a failure that
+/// may have been transient (a crash, a time-out, a launch error).
+pub fn cached(file: &ResultsFile, lab: &Lab, key: &str) -> bool {
+    let mut any = false;
+    for r in records_of(file, lab) {
+        any = true;
+        let transient = matches!(
+            r.outcome,
+            Outcome::Failed {
+                stage: FailStage::Launch | FailStage::Crash | FailStage::Timeout,
+                ..
+            }
+        );
+        if r.key != key || transient {
+            return false;
+        }
+    }
+    any
+}
+
+/// Environment every lab runs with: the import path, unbuffered output, no bytecode files in
+/// the repository, the seed, and the settings the device machines require of every process.
+fn lab_env(root: &Path, seed: u64) -> Vec<(String, String)> {
+    let labs = root.join("kernels").join("labs");
+    let mut path = labs.to_string_lossy().into_owned();
+    if let Ok(old) = std::env::var("PYTHONPATH") {
+        if !old.is_empty() {
+            path = format!("{path}:{old}");
+        }
+    }
+    [
+        ("PYTHONPATH", path),
+        ("PYTHONUNBUFFERED", "1".into()),
+        ("PYTHONDONTWRITEBYTECODE", "1".into()),
+        ("HDLC_LAB_SEED", seed.to_string()),
+        ("XLA_PYTHON_CLIENT_PREALLOCATE", "false".into()),
+        ("NCCL_NVLS_ENABLE", "0".into()),
+        ("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1".into()),
+        ("NVSHMEM_DISABLE_NVLS", "1".into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// Run one lab and turn what happened into records: its own, or one failure record that says
+/// why the whole run was rejected.
+pub fn run_one(
+    root: &Path,
+    lab: &Lab,
+    key: &str,
+    source_hash: &str,
+    provenance: &Provenance,
+    seed: u64,
+    on_line: &mut dyn FnMut(&str),
+) -> Vec<Record> {
+    let py = python();
+    let path = lab.path.to_string_lossy().into_owned();
+    let run = child::run(
+        &py,
+        &[&path],
+        root,
+        &lab_env(root, seed),
+        Duration::from_secs(lab.timeout_s),
+        on_line,
+    );
+    let tail = |s: &str| {
+        let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
+        lines[lines.len().saturating_sub(8)..].join("\n")
+    };
+    let parsed: Result<Vec<records::LabRecord>, (FailStage, String)> = match &run.exit {
+        child::Exit::NotStarted(e) => Err((FailStage::Crash, e.clone())),
+        child::Exit::TimedOut => Err((
+            FailStage::Timeout,
+            format!("killed after its time-out of {} s", lab.timeout_s),
+        )),
+        child::Exit::Code(c) if *c != Some(0) => Err((
+            FailStage::Crash,
+            format!(
+                "exited with {}: {}",
+                c.map_or("a signal".to_string(), |c| format!("status {c}")),
+                tail(&run.stderr_tail)
+            ),
+        )),
+        child::Exit::Code(_) if run.stdout_truncated => {
+            Err((FailStage::Output, "printed more than 64 MiB on stdout".into()))
+        }
+        child::Exit::Code(_) => records::parse(&run.stdout).map_err(|e| (FailStage::Output, e)),
+    };
+    let make = |variant: String, label: String, rung, baseline, params, outcome| Record {
+        family: lab.family.clone(),
+        variant,
+        label,
+        rung,
+        baseline,
+        params,
+        key: key.to_string(),
+        source_hash: source_hash.to_string(),
+        source_file: Some(lab.source_file.clone()),
+        outcome,
+        provenance: provenance.clone(),
+    };
+    match parsed {
+        Ok(recs) => recs
+            .into_iter()
+            .map(|r| make(r.variant, r.label, r.rung, r.baseline, r.params, r.outcome))
+            .collect(),
+        Err((stage, error)) => vec![make(
+            lab.id.clone(),
+            format!("lab {}", lab.id),
+            0,
+            false,
+            BTreeMap::new(),
+            Outcome::Failed {
+                stage,
+                error: format!("lab {} ({}): {error}", lab.id, lab.source_file),
+            },
+        )],
+    }
+}
+
+/// Replace a lab's records in `file` with `new` (a lab's output replaces all of its previous
+/// output, so variants it no longer prints disappear) and keep the file sorted.
+pub fn replace(file: &mut ResultsFile, lab: &Lab, new: Vec<Record>) {
+    file.records
+        .retain(|r| !(r.family == lab.family && r.source_file.as_deref() == Some(lab.source_file.as_str())));
+    super::store::merge(file, new);
+}
+
+/// A lab that will run in this measure stage, with its key.
+pub struct Planned {
+    pub lab: Lab,
+    pub key: String,
+    pub source_hash: String,
+    pub frameworks: BTreeMap<String, String>,
+}
+
+/// Which labs to run: those selected, runnable here and not cached (all of them with `force`).
+/// Notes say why the others are not run.
+pub fn plan(
+    root: &Path,
+    labs: &[Lab],
+    env: &Env,
+    device: &DeviceInfo,
+    file: &ResultsFile,
+    force: bool,
+    notes: &mut Vec<String>,
+) -> (Vec<Planned>, usize) {
+    let mut out = Vec::new();
+    let mut cached_n = 0;
+    for lab in labs {
+        if let Some(why) = unmet(lab, env) {
+            notes.push(format!(
+                "lab {}: not run here ({why}); shipped results used",
+                lab.id
+            ));
+            continue;
+        }
+        let source_hash = deps::source_hash(root, &lab.path);
+        let fw = frameworks(lab, env);
+        let key = lab_key(lab, &source_hash, device, &fw);
+        if !force && cached(file, lab, &key) {
+            cached_n += 1;
+            continue;
+        }
+        out.push(Planned {
+            lab: lab.clone(),
+            key,
+            source_hash,
+            frameworks: fw,
+        });
+    }
+    (out, cached_n)
+}
+
+/// Run the planned labs in order, replacing their records in `file`; one progress-bar step per
+/// lab, with the lab's latest stderr line as the message. Returns how many records were written.
+pub fn run_planned(
+    root: &Path,
+    planned: &[Planned],
+    file: &mut ResultsFile,
+    provenance: &Provenance,
+    seed: u64,
+    bar: &indicatif::ProgressBar,
+    notes: &mut Vec<String>,
+) -> usize {
+    let mut written = 0;
+    for p in planned {
+        bar.set_message(format!("lab {}", p.lab.id));
+        let mut prov = provenance.clone();
+        prov.frameworks = p.frameworks.clone();
+        let id = p.lab.id.clone();
+        let mut on_line = |l: &str| {
+            let short: String = l.chars().take(60).collect();
+            bar.set_message(format!("lab {id}: {short}"));
+        };
+        let recs = run_one(root, &p.lab, &p.key, &p.source_hash, &prov, seed, &mut on_line);
+        for r in &recs {
+            if let Outcome::Failed { stage, error } = &r.outcome {
+                if *stage != FailStage::Unsupported {
+                    notes.push(format!("{}/{}: {stage:?} failed: {error}", r.family, r.variant));
+                }
+            }
+        }
+        written += recs.len();
+        replace(file, &p.lab, recs);
+        bar.inc(1);
+    }
+    written
+}
