@@ -256,6 +256,7 @@ fn measure_without_gpu_returns_shipped_results() {
         strict: true,
         progress: false,
         use_gpu: false,
+        labs: hdlc::measure::LabSelection::None,
     };
     let m = measure(&opts).unwrap();
     assert_eq!(m.files.len(), 1);
@@ -279,6 +280,7 @@ fn measure_rejects_unknown_family_and_bad_files() {
         strict: false,
         progress: false,
         use_gpu: false,
+        labs: hdlc::measure::LabSelection::None,
     };
     let e = measure(&opts).unwrap_err().to_string();
     assert!(e.contains("nope"), "{e}");
