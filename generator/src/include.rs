@@ -1,17 +1,20 @@
-//! Kernel source on a page: ```` ```include ```` blocks pull code from `kernels/*.cu` at build
-//! time, so a card can never show code that differs from what was measured.
+//! Measured source on a page: ```` ```include ```` blocks pull code from `kernels/*.cu` and from
+//! the labs under `kernels/labs/` at build time, so a card can never show code that differs from
+//! what was measured.
 //!
 //! ```text
 //! ```include
-//! file: sgemm.cu          # a file in kernels/
-//! kernel: sgemm_naive     # optional: one __global__ function, with the comment block above it
-//! anchor: load_tile       # or: the lines between `// ANCHOR: load_tile` and `// ANCHOR_END: load_tile`
-//! lines: 1-20             # or: a 1-based inclusive line range (fragile: prefer kernel/anchor)
+//! file: sgemm.cu          # a file in kernels/, or a lab file such as labs/pytorch/model.py
+//! kernel: sgemm_naive     # optional: one __global__/__device__ function, with the comments above it
+//! name: RMSNorm           # or, in a .py file: one def or class, with its decorators and comments
+//! anchor: load_tile       # or: the lines between `ANCHOR: load_tile` and `ANCHOR_END: load_tile`
+//!                         #     comments (`//` in CUDA, `#` in Python)
+//! lines: 1-20             # or: a 1-based inclusive line range (fragile: prefer a name or anchor)
 //! ```
 //! ```
 
 use serde::Deserialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -20,17 +23,60 @@ pub struct IncludeSpec {
     #[serde(default)]
     pub kernel: Option<String>,
     #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
     pub anchor: Option<String>,
     #[serde(default)]
     pub lines: Option<String>,
 }
 
-/// Code cut from a kernel file, with where it came from.
+/// Code cut from a source file, with where it came from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Excerpt {
     pub code: String,
     pub first_line: usize,
     pub last_line: usize,
+    /// Highlighting language of the file: "cuda" or "python".
+    pub lang: &'static str,
+}
+
+impl Excerpt {
+    /// Lines of code by the book's convention (see [`count_code_lines`]).
+    pub fn code_lines(&self) -> usize {
+        count_code_lines(&self.code, self.lang)
+    }
+}
+
+/// Lines of code: non-blank lines that are not only a comment and, in Python, not part of a
+/// docstring. The convention every line count in the book uses.
+pub fn count_code_lines(code: &str, lang: &str) -> usize {
+    let comment = if lang == "python" { "#" } else { "//" };
+    let quotes = ["\"\"\"", "'''"];
+    let mut in_doc: Option<&str> = None;
+    let mut n = 0;
+    for l in code.lines() {
+        let t = l.trim();
+        if let Some(q) = in_doc {
+            if t.contains(q) {
+                in_doc = None;
+            }
+            continue;
+        }
+        if lang == "python" {
+            if let Some(q) = quotes.iter().find(|q| t.starts_with(**q)) {
+                if !t[3..].contains(*q) {
+                    in_doc = Some(q);
+                }
+                continue;
+            }
+        }
+        let cuda_comment = lang == "cuda" && (t.starts_with("/*") || t.starts_with('*'));
+        if t.is_empty() || t.starts_with(comment) || cuda_comment {
+            continue;
+        }
+        n += 1;
+    }
+    n
 }
 
 /// Parse a block body. Errors are (line within the block, message, hint).
@@ -42,30 +88,60 @@ pub fn parse(body: &str) -> Result<IncludeSpec, (usize, String, String)> {
         (
             line,
             format!("include block: {msg}"),
-            "an include block holds `file:` and optionally `kernel:` or `lines:`".into(),
+            "an include block holds `file:` and optionally `kernel:`, `name:`, `anchor:` or `lines:`".into(),
         )
     })?;
-    let ways = [spec.kernel.is_some(), spec.anchor.is_some(), spec.lines.is_some()];
+    let ways = [
+        spec.kernel.is_some(),
+        spec.name.is_some(),
+        spec.anchor.is_some(),
+        spec.lines.is_some(),
+    ];
     if ways.iter().filter(|w| **w).count() > 1 {
         return Err((
             1,
-            "include block: give one of `kernel:`, `anchor:` or `lines:`".into(),
+            "include block: give one of `kernel:`, `name:`, `anchor:` or `lines:`".into(),
             "pick one way to cut the file".into(),
         ));
     }
     Ok(spec)
 }
 
+/// Where an include's `file:` may point: a kernel file directly in kernels/, or a `.py` lab file
+/// under kernels/labs/. Anything else (other folders, `..`, absolute paths) is refused.
+fn resolve(root: &Path, file: &str) -> Result<(PathBuf, &'static str), String> {
+    let parts: Vec<&str> = file.split('/').collect();
+    let clean = !file.starts_with('/') && parts.iter().all(|p| !p.is_empty() && *p != "." && *p != "..");
+    if clean && parts.len() == 1 && !file.ends_with(".py") {
+        return Ok((root.join("kernels").join(file), "cuda"));
+    }
+    if clean && parts.len() >= 3 && parts[0] == "labs" && file.ends_with(".py") {
+        return Ok((root.join("kernels").join(file), "python"));
+    }
+    Err(format!(
+        "`{file}`: name a kernel file directly inside kernels/ (e.g. sgemm.cu) or a lab file under \
+         kernels/labs/ (e.g. labs/pytorch/model.py)"
+    ))
+}
+
 /// Cut the excerpt out of `root/kernels/<file>`.
 pub fn extract(root: &Path, spec: &IncludeSpec) -> Result<Excerpt, String> {
-    if spec.file.contains("..") || spec.file.contains('/') {
-        return Err(format!("`{}`: name a file directly inside kernels/", spec.file));
-    }
-    let path = root.join("kernels").join(&spec.file);
-    let text =
-        std::fs::read_to_string(&path).map_err(|_| format!("no kernel file `kernels/{}`", spec.file))?;
+    let (path, lang) = resolve(root, &spec.file)?;
+    let text = std::fs::read_to_string(&path).map_err(|_| format!("no file `kernels/{}`", spec.file))?;
     let lines: Vec<&str> = text.lines().collect();
-    let (a, b) = if let Some(name) = &spec.kernel {
+    let marker = if lang == "python" { "#" } else { "//" };
+    if lang == "python" && spec.kernel.is_some() {
+        return Err("`kernel:` cuts CUDA files; in a .py file use `name:` (a def or class)".into());
+    }
+    let (a, b) = if let (Some(name), "python") = (&spec.name, lang) {
+        python_span(&lines, name).ok_or_else(|| {
+            format!(
+                "no def or class `{name}` in kernels/{} (it has: {})",
+                spec.file,
+                python_names(&lines).join(", ")
+            )
+        })?
+    } else if let Some(name) = spec.kernel.as_ref().or(spec.name.as_ref()) {
         kernel_span(&lines, name).ok_or_else(|| {
             let known: Vec<String> = kernel_names(&lines);
             format!(
@@ -75,15 +151,17 @@ pub fn extract(root: &Path, spec: &IncludeSpec) -> Result<Excerpt, String> {
             )
         })?
     } else if let Some(a) = &spec.anchor {
-        let open = lines.iter().position(|l| l.trim() == format!("// ANCHOR: {a}"));
+        let open = lines
+            .iter()
+            .position(|l| l.trim() == format!("{marker} ANCHOR: {a}"));
         let close = lines
             .iter()
-            .position(|l| l.trim() == format!("// ANCHOR_END: {a}"));
+            .position(|l| l.trim() == format!("{marker} ANCHOR_END: {a}"));
         match (open, close) {
             (Some(o), Some(c)) if c > o + 1 => (o + 1, c - 1),
             _ => {
                 return Err(format!(
-                    "no `// ANCHOR: {a}` … `// ANCHOR_END: {a}` pair in kernels/{}",
+                    "no `{marker} ANCHOR: {a}` … `{marker} ANCHOR_END: {a}` pair in kernels/{}",
                     spec.file
                 ))
             }
@@ -111,17 +189,78 @@ pub fn extract(root: &Path, spec: &IncludeSpec) -> Result<Excerpt, String> {
     } else {
         (0, lines.len().saturating_sub(1))
     };
+    if lines.is_empty() {
+        return Err(format!("kernels/{} is empty", spec.file));
+    }
     // Anchor markers are for cutting, not for reading.
+    let anchor = format!("{marker} ANCHOR");
     let code: Vec<&str> = lines[a..=b]
         .iter()
         .copied()
-        .filter(|l| !l.trim_start().starts_with("// ANCHOR"))
+        .filter(|l| !l.trim_start().starts_with(&anchor))
         .collect();
     Ok(Excerpt {
         code: code.join("\n"),
         first_line: a + 1,
         last_line: b + 1,
+        lang,
     })
+}
+
+fn indent(l: &str) -> usize {
+    l.len() - l.trim_start().len()
+}
+
+/// The def or class named on line `l`, if any.
+fn python_def(l: &str) -> Option<&str> {
+    let t = l.trim_start();
+    let rest = t
+        .strip_prefix("def ")
+        .or_else(|| t.strip_prefix("async def "))
+        .or_else(|| t.strip_prefix("class "))?;
+    let end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    Some(&rest[..end]).filter(|n| !n.is_empty())
+}
+
+/// Names of the defs and classes in a Python file, in order.
+pub fn python_names(lines: &[&str]) -> Vec<String> {
+    lines
+        .iter()
+        .filter_map(|l| python_def(l))
+        .map(str::to_string)
+        .collect()
+}
+
+/// 0-based inclusive span of `def name` / `class name`: its decorators and the comment lines
+/// right above, through the last line indented deeper than the `def` (trailing blanks dropped).
+fn python_span(lines: &[&str], name: &str) -> Option<(usize, usize)> {
+    let at = lines.iter().position(|l| python_def(l) == Some(name))?;
+    let base = indent(lines[at]);
+    let mut start = at;
+    while start > 0 {
+        let prev = lines[start - 1];
+        let t = prev.trim_start();
+        let decorates = t.starts_with('@') || (t.starts_with('#') && !t.starts_with("# ANCHOR"));
+        if indent(prev) == base && decorates {
+            start -= 1;
+        } else {
+            break;
+        }
+    }
+    let mut end = at;
+    for (i, l) in lines.iter().enumerate().skip(at + 1) {
+        if l.trim().is_empty() {
+            continue;
+        }
+        // A closing bracket of a multi-line signature sits at the def's own indent.
+        if indent(l) <= base && !l.trim_start().starts_with(')') {
+            break;
+        }
+        end = i;
+    }
+    Some((start, end))
 }
 
 /// Names of the `__global__` functions in a file.

@@ -50,7 +50,7 @@ fn line_ranges_and_errors() {
     );
     assert!(extract(root(), &parse("file: missing.cu\n").unwrap())
         .unwrap_err()
-        .contains("no kernel file"));
+        .contains("no file `kernels/missing.cu`"));
     assert!(extract(root(), &parse("file: ../Cargo.toml\n").unwrap()).is_err());
     assert!(extract(root(), &parse("file: sgemm.cu\nlines: 5-2\n").unwrap()).is_err());
     assert!(parse("file: sgemm.cu\nkernel: a\nlines: 1-2\n").is_err());
@@ -91,4 +91,54 @@ fn cuts_between_anchor_comments_without_them() {
         .unwrap_err()
         .contains("ANCHOR: nope"));
     assert!(parse("file: k.cu\nanchor: mid\nkernel: x\n").is_err());
+}
+
+/// Python lab files: a def or class by name (with decorators and comments above), `# ANCHOR`
+/// regions, paths under kernels/labs/ only, and the line-count convention.
+#[test]
+fn cuts_python_defs_classes_and_anchors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("kernels/labs/demo");
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = "import torch\n\n\n# Normalize each row.\nclass RMSNorm(torch.nn.Module):\n    \"\"\"Doc.\n\n    More doc.\n    \"\"\"\n\n    def forward(self, x):\n        # square\n        return x * 2\n\n\n@triton.jit\ndef kernel(\n    x_ptr,\n):\n    pass\n\n# ANCHOR: loop\nfor i in range(3):\n    print(i)\n# ANCHOR_END: loop\n";
+    std::fs::write(dir.join("m.py"), src).unwrap();
+    let cut = |b: &str| extract(tmp.path(), &parse(b).unwrap());
+    let x = cut("file: labs/demo/m.py\nname: RMSNorm\n").unwrap();
+    assert_eq!(x.lang, "python");
+    assert!(
+        x.code.starts_with("# Normalize each row.\nclass RMSNorm"),
+        "{}",
+        x.code
+    );
+    assert!(x.code.ends_with("        return x * 2"), "{}", x.code);
+    assert_eq!(
+        x.code_lines(),
+        3,
+        "class line, def line, return: docstring and comments excluded"
+    );
+    let k = cut("file: labs/demo/m.py\nname: kernel\n").unwrap();
+    assert!(
+        k.code.starts_with("@triton.jit\ndef kernel(") && k.code.ends_with("    pass"),
+        "{}",
+        k.code
+    );
+    let f = cut("file: labs/demo/m.py\nname: forward\n").unwrap();
+    assert!(f.code.trim_start().starts_with("def forward") && f.code.ends_with("return x * 2"));
+    let a = cut("file: labs/demo/m.py\nanchor: loop\n").unwrap();
+    assert_eq!(a.code, "for i in range(3):\n    print(i)");
+    let e = cut("file: labs/demo/m.py\nname: nope\n").unwrap_err();
+    assert!(
+        e.contains("no def or class `nope`") && e.contains("RMSNorm, forward, kernel"),
+        "{e}"
+    );
+    assert!(cut("file: labs/demo/m.py\nkernel: kernel\n")
+        .unwrap_err()
+        .contains("name:"));
+    assert!(cut("file: labs/../m.py\n").is_err());
+    assert!(cut("file: demo/m.py\n").is_err(), "python files live under labs/");
+    assert!(cut("file: /etc/passwd\n").is_err());
+    assert_eq!(
+        hdlc::include::count_code_lines("// c\n\nint x;\n/* a\n * b */\ny();\n", "cuda"),
+        2
+    );
 }

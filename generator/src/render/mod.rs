@@ -396,13 +396,14 @@ fn render_body(book: &Book, card: &Card, figs: &FigureData, diags: &mut Diagnost
                         let what = spec
                             .kernel
                             .as_deref()
+                            .or(spec.name.as_deref())
                             .map(|k| format!(" · `{k}`"))
                             .unwrap_or_default();
                         // A fence longer than any backtick run in the code keeps it intact.
                         let fence = "`".repeat(3.max(longest_backtick_run(&x.code) + 1));
                         format!(
-                            "\n\n{fence}cuda\n{}\n{fence}\n<p class=\"hdlc-source\">kernels/{}{what} · {}–{}행 — 측정에 쓰인 바로 그 코드</p>\n\n",
-                            x.code, spec.file, x.first_line, x.last_line
+                            "\n\n{fence}{}\n{}\n{fence}\n<p class=\"hdlc-source\">kernels/{}{what} · {}–{}행 — 측정에 쓰인 바로 그 코드</p>\n\n",
+                            x.lang, x.code, spec.file, x.first_line, x.last_line
                         )
                     }
                     Err(e) => {
