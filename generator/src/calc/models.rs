@@ -9,16 +9,22 @@
 pub enum ModelId {
     Gpt2_124m,
     Llama3_8b,
+    Llama3_70b,
+    Qwen3_0_6b,
+    HdlcLab,
 }
 
 /// Names accepted in a block, in the order hints list them.
-pub const MODEL_NAMES: &[&str] = &["gpt2-124m", "llama3-8b"];
+pub const MODEL_NAMES: &[&str] = &["gpt2-124m", "llama3-8b", "llama3-70b", "qwen3-0.6b", "hdlc-lab"];
 
 impl ModelId {
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "gpt2-124m" => Some(ModelId::Gpt2_124m),
             "llama3-8b" => Some(ModelId::Llama3_8b),
+            "llama3-70b" => Some(ModelId::Llama3_70b),
+            "qwen3-0.6b" => Some(ModelId::Qwen3_0_6b),
+            "hdlc-lab" => Some(ModelId::HdlcLab),
             _ => None,
         }
     }
@@ -27,6 +33,9 @@ impl ModelId {
         match self {
             ModelId::Gpt2_124m => "gpt2-124m",
             ModelId::Llama3_8b => "llama3-8b",
+            ModelId::Llama3_70b => "llama3-70b",
+            ModelId::Qwen3_0_6b => "qwen3-0.6b",
+            ModelId::HdlcLab => "hdlc-lab",
         }
     }
 
@@ -34,6 +43,9 @@ impl ModelId {
         match self {
             ModelId::Gpt2_124m => GPT2_124M,
             ModelId::Llama3_8b => LLAMA3_8B,
+            ModelId::Llama3_70b => LLAMA3_70B,
+            ModelId::Qwen3_0_6b => QWEN3_0_6B,
+            ModelId::HdlcLab => HDLC_LAB,
         }
     }
 }
@@ -78,6 +90,8 @@ pub struct ModelConfig {
     pub tied_embeddings: bool,
     /// Linear layers carry biases.
     pub bias: bool,
+    /// An RMSNorm over d_head on every query and key head (Qwen3): 2·d_head scales per layer.
+    pub qk_norm: bool,
 }
 
 pub const GPT2_124M: ModelConfig = ModelConfig {
@@ -96,6 +110,7 @@ pub const GPT2_124M: ModelConfig = ModelConfig {
     mlp: Mlp::Gelu,
     tied_embeddings: true,
     bias: true,
+    qk_norm: false,
 };
 
 pub const LLAMA3_8B: ModelConfig = ModelConfig {
@@ -114,6 +129,67 @@ pub const LLAMA3_8B: ModelConfig = ModelConfig {
     mlp: Mlp::SwiGlu,
     tied_embeddings: false,
     bias: false,
+    qk_norm: false,
+};
+
+pub const LLAMA3_70B: ModelConfig = ModelConfig {
+    id: ModelId::Llama3_70b,
+    label: "Llama 3 70B",
+    source: "Meta Llama 3 model card, 2024",
+    layers: 80,
+    d_model: 8192,
+    heads: 64,
+    kv_heads: 8,
+    d_head: 128,
+    ffn: 28672,
+    vocab: 128256,
+    learned_positions: None,
+    norm: Norm::RmsNorm,
+    mlp: Mlp::SwiGlu,
+    tied_embeddings: false,
+    bias: false,
+    qk_norm: false,
+};
+
+/// The shape the serving engine's random-weight model copies (no weights are downloaded).
+pub const QWEN3_0_6B: ModelConfig = ModelConfig {
+    id: ModelId::Qwen3_0_6b,
+    label: "Qwen3 0.6B",
+    source: "Qwen3 Technical Report, 2025; Qwen/Qwen3-0.6B config.json",
+    layers: 28,
+    d_model: 1024,
+    heads: 16,
+    kv_heads: 8,
+    d_head: 128,
+    ffn: 3072,
+    vocab: 151936,
+    learned_positions: None,
+    norm: Norm::RmsNorm,
+    mlp: Mlp::SwiGlu,
+    tied_embeddings: true,
+    bias: false,
+    qk_norm: true,
+};
+
+/// The book's own lab model (kernels/labs/pytorch/model.py and its JAX twin): byte-level, small
+/// enough to train for a few hundred steps inside a two-minute lab.
+pub const HDLC_LAB: ModelConfig = ModelConfig {
+    id: ModelId::HdlcLab,
+    label: "hdlc-lab",
+    source: "this book's lab model (kernels/labs)",
+    layers: 8,
+    d_model: 512,
+    heads: 8,
+    kv_heads: 2,
+    d_head: 64,
+    ffn: 1536,
+    vocab: 256,
+    learned_positions: None,
+    norm: Norm::RmsNorm,
+    mlp: Mlp::SwiGlu,
+    tied_embeddings: false,
+    bias: false,
+    qk_norm: false,
 };
 
 /// Parameters of one Transformer layer, by part.
@@ -187,7 +263,7 @@ impl ModelConfig {
         LayerParams {
             attention: q + k + v + o,
             mlp,
-            norms: 2 * self.norm_params(),
+            norms: 2 * self.norm_params() + if self.qk_norm { 2 * self.d_head } else { 0 },
         }
     }
 
@@ -224,5 +300,32 @@ mod tests {
         let p = LLAMA3_8B.params();
         assert_eq!(p.per_layer.total(), 218_112_000);
         assert_eq!(p.total(), 8_030_261_248);
+    }
+
+    #[test]
+    fn llama_70b_matches_the_model_card() {
+        // 70.55 B as summed from the published config.json shapes.
+        assert_eq!(LLAMA3_70B.params().total(), 70_553_706_496);
+    }
+
+    #[test]
+    fn qwen3_small_counts_qk_norm_and_ties_the_head() {
+        let p = QWEN3_0_6B.params();
+        assert_eq!(p.lm_head, 0);
+        assert_eq!(p.per_layer.norms, 2 * 1024 + 2 * 128);
+        // Qwen reports 0.6 B parameters (0.44 B without embeddings).
+        assert_eq!(p.total(), 596_049_920);
+        assert_eq!(p.total() - p.token_embedding, 440_467_456);
+    }
+
+    #[test]
+    fn hdlc_lab_is_small() {
+        let l = HDLC_LAB.layer_params();
+        assert_eq!(l.attention, 512 * 512 * 2 + 512 * 128 * 2);
+        assert_eq!(l.mlp, 3 * 512 * 1536);
+        assert_eq!(
+            HDLC_LAB.params().total(),
+            8 * (655_360 + 2_359_296 + 1024) + 512 + 2 * 256 * 512
+        );
     }
 }
