@@ -131,6 +131,10 @@ def main():
         labkit.failed("bf16_step", "BF16 training step", params, "unsupported",
                       "a CUDA kernel trace needs a GPU")
         return
+    if not tabs["top_kernels"]["rows"]:  # never show an empty table as if it were a result
+        labkit.failed("bf16_step", "BF16 training step", params, "launch",
+                      "the trace has no CUDA kernel events")
+        return
     timing = labkit.time_torch(step, warmup=3, flush=False, reps=20)
     labkit.ok("bf16_step", "BF16 training step", params, timing, rel_error=err, tolerance=tol,
               flops=3 * model.forward_flops(train.CFG, train.BATCH, train.SEQ),
