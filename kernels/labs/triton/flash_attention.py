@@ -126,6 +126,54 @@ def attention_sdpa(q, k, v, causal, backend):
         return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
 
+# ---- The book's CUDA kernel, loaded into PyTorch ------------------------------------------
+# flash_tc_d64 / flash_tc_d128 from kernels/attention.cu (FlashAttention-2 style on mma.sync),
+# compiled with a launcher by load_inline. Q, K, V, O are [B·H, N, d] BF16 (passed as raw 16-bit
+# patterns, bf16_t); launch: grid (N / 128, B·H), 256 threads, (128·d + 4·64·d)·2 B of shared
+# memory; N divisible by 128.
+
+CUDA_HEADERS = r"""
+#include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+"""
+
+CUDA_LAUNCHER = r"""
+torch::Tensor flash_tc_launch(torch::Tensor q, torch::Tensor k, torch::Tensor v, bool causal) {
+    for (auto* t : {&q, &k, &v})
+        TORCH_CHECK(t->is_cuda() && t->scalar_type() == torch::kBFloat16 && t->is_contiguous() &&
+                    t->dim() == 4, "q, k, v must be contiguous CUDA bfloat16 [B, H, N, d]");
+    TORCH_CHECK(q.sizes() == k.sizes() && q.sizes() == v.sizes(), "q, k, v shapes differ");
+    const int heads = q.size(0) * q.size(1), n = q.size(2), d = q.size(3);
+    TORCH_CHECK(n % 128 == 0 && (d == 64 || d == 128), "flash_tc needs N % 128 == 0, d of 64 or 128");
+    auto o = torch::empty_like(q);
+    const int smem = (128 * d + 4 * 64 * d) * 2;
+    const float scale_log2 = 1.4426950408889634f / sqrtf((float)d);
+    auto kernel = d == 64 ? flash_tc_d64 : flash_tc_d128;
+    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    kernel<<<dim3(n / 128, heads), 256, smem, at::cuda::getCurrentCUDAStream()>>>(
+        reinterpret_cast<const bf16_t*>(q.data_ptr()), reinterpret_cast<const bf16_t*>(k.data_ptr()),
+        reinterpret_cast<const bf16_t*>(v.data_ptr()), reinterpret_cast<bf16_t*>(o.data_ptr()),
+        n, scale_log2, causal ? 1 : 0);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return o;
+}
+"""
+
+
+def load_cuda_attention():
+    from torch.utils.cpp_extension import load_inline
+    source = (pathlib.Path(__file__).resolve().parents[2] / "attention.cu").read_text()
+    ext = load_inline(
+        name="hdlc_lab_flash_tc",
+        cpp_sources="torch::Tensor flash_tc_launch(torch::Tensor q, torch::Tensor k, torch::Tensor v, bool causal);",
+        cuda_sources=CUDA_HEADERS + source + CUDA_LAUNCHER,
+        functions=["flash_tc_launch"],
+        extra_cuda_cflags=["-O3"],
+    )
+    return ext.flash_tc_launch
+
+
 def attention_reference(q, k, v, causal, heads_at_once=8):
     """FP32 attention, a few heads at a time so the N×N scores stay a few hundred MiB."""
     B, H, n, d = q.shape
@@ -143,6 +191,12 @@ def attention_reference(q, k, v, causal, heads_at_once=8):
 def main():
     from torch.nn.attention import SDPBackend
     torch.manual_seed(labkit.SEED)
+    cuda_fn, cuda_error = None, "needs a CUDA GPU and nvcc (torch.utils.cpp_extension.load_inline)"
+    if GPU:
+        try:
+            cuda_fn = load_cuda_attention()
+        except Exception as e:
+            cuda_error = f"load_inline failed: {type(e).__name__}: {e}"
     for B, H, d in SHAPES:
         for causal in (False, True):
             params = {"b": B, "h": H, "n": N, "d": d, "causal": int(causal)}
@@ -169,6 +223,11 @@ def main():
             else:
                 labkit.failed("triton", "Triton FlashAttention", params, "unsupported",
                               "no GPU and TRITON_INTERPRET is not set")
+            if cuda_fn is None:
+                labkit.failed("cuda", "CUDA flash_tc (mma.sync)", params, "unsupported", cuda_error)
+            else:
+                labkit.check_then_time("cuda", "CUDA flash_tc (mma.sync)", params,
+                                       lambda: cuda_fn(q, k, v, causal), ref, TOLERANCE, **work)
             del q, k, v, ref
             if GPU:
                 torch.cuda.empty_cache()

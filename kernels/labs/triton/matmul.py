@@ -106,9 +106,63 @@ def matmul_torch(a, b):
     return torch.matmul(a, b)
 
 
+# ---- The book's CUDA kernel, loaded into PyTorch ------------------------------------------
+# tc_mma_pipeline from kernels/tc_gemm.cu (mma.sync m16n8k16, ldmatrix, a 3-stage cp.async
+# pipeline), compiled with a launcher by load_inline. As in the tc_gemm family it takes B
+# transposed (Bt is N x K, row-major), writes C in FP32, and needs M, N divisible by 128 and K
+# by 64; launch: one 128-thread block per 128 x 128 tile, 3 * 256 * 72 * 2 B of shared memory.
+# (The family's fastest rung, tc_wgmma, needs TMA descriptors built on the host; it is measured
+# by the tc_gemm family, not here.)
+
+CUDA_HEADERS = r"""
+#include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+"""
+
+CUDA_LAUNCHER = r"""
+torch::Tensor mma_pipeline_launch(torch::Tensor a, torch::Tensor bt) {
+    TORCH_CHECK(a.is_cuda() && bt.is_cuda() && a.scalar_type() == torch::kBFloat16 &&
+                bt.scalar_type() == torch::kBFloat16, "a and bt must be CUDA bfloat16");
+    TORCH_CHECK(a.dim() == 2 && bt.dim() == 2 && a.size(1) == bt.size(1), "a [M, K], bt [N, K]");
+    TORCH_CHECK(a.is_contiguous() && bt.is_contiguous(), "a and bt must be contiguous");
+    const int M = a.size(0), K = a.size(1), N = bt.size(0);
+    TORCH_CHECK(M % 128 == 0 && N % 128 == 0 && K % 64 == 0, "M, N % 128 == 0 and K % 64 == 0");
+    auto c = torch::empty({M, N}, a.options().dtype(torch::kFloat32));
+    const int smem = 3 * 256 * 72 * 2;
+    C10_CUDA_CHECK(cudaFuncSetAttribute(tc_mma_pipeline,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    tc_mma_pipeline<<<(M / 128) * (N / 128), 128, smem, at::cuda::getCurrentCUDAStream()>>>(
+        M, N, K, reinterpret_cast<const bf16_t*>(a.data_ptr()),
+        reinterpret_cast<const bf16_t*>(bt.data_ptr()), c.data_ptr<float>());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return c;
+}
+"""
+
+
+def load_cuda_matmul():
+    from torch.utils.cpp_extension import load_inline
+    source = (pathlib.Path(__file__).resolve().parents[2] / "tc_gemm.cu").read_text()
+    ext = load_inline(
+        name="hdlc_lab_tc_mma_pipeline",
+        cpp_sources="torch::Tensor mma_pipeline_launch(torch::Tensor a, torch::Tensor bt);",
+        cuda_sources=CUDA_HEADERS + source + CUDA_LAUNCHER,
+        functions=["mma_pipeline_launch"],
+        extra_cuda_cflags=["-O3"],
+    )
+    return ext.mma_pipeline_launch
+
+
 def main():
     torch.manual_seed(labkit.SEED)
     compiled = torch.compile(matmul_torch, dynamic=False) if GPU else None
+    cuda_fn, cuda_error = None, "needs a CUDA GPU and nvcc (torch.utils.cpp_extension.load_inline)"
+    if GPU:
+        try:
+            cuda_fn = load_cuda_matmul()
+        except Exception as e:
+            cuda_error = f"load_inline failed: {type(e).__name__}: {e}"
     for size in SIZES:
         M = N = K = size
         params = {"m": M, "n": N, "k": K}
@@ -132,6 +186,16 @@ def main():
         else:
             labkit.failed("triton", "Triton tl.dot (autotuned)", params, "unsupported",
                           "no GPU and TRITON_INTERPRET is not set")
+        cuda_label = "CUDA tc_mma_pipeline (FP32 C)"
+        if cuda_fn is None:
+            labkit.failed("cuda", cuda_label, params, "unsupported", cuda_error)
+        elif M % 128 or N % 128 or K % 64:
+            labkit.failed("cuda", cuda_label, params, "unsupported", "tc_mma_pipeline needs M, N % 128 == 0, K % 64 == 0")
+        else:
+            bt = b.t().contiguous()  # the kernel's operand layout, prepared outside the timing
+            labkit.check_then_time("cuda", cuda_label, params, lambda: cuda_fn(a, bt), ref, TOLERANCE,
+                                   flops=work["flops"], bytes=float(2 * (M * K + K * N) + 4 * M * N))
+            del bt
         del a, b, ref
 
 

@@ -104,10 +104,15 @@ def rmsnorm_functional(x, w):
 # rmsnorm_block_vec4 from kernels/rmsnorm.cu, compiled with its launcher by load_inline. The
 # kernel assumes 256 threads, cols divisible by 4 and at most 4 * 8 * 256 = 8192.
 
-CUDA_LAUNCHER = r"""
+# Headers go first, ahead of the .cu file, so its macros (FULL_MASK, MAX_VEC, ...) cannot
+# reach into them.
+CUDA_HEADERS = r"""
+#include <torch/extension.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
+"""
 
+CUDA_LAUNCHER = r"""
 torch::Tensor rmsnorm_launch(torch::Tensor x, torch::Tensor w, double eps) {
     TORCH_CHECK(x.is_cuda() && w.is_cuda(), "x and w must be CUDA tensors");
     TORCH_CHECK(x.scalar_type() == torch::kFloat32 && w.scalar_type() == torch::kFloat32,
@@ -131,7 +136,7 @@ def load_cuda_rmsnorm():
     ext = load_inline(
         name="hdlc_lab_rmsnorm_block_vec4",
         cpp_sources="torch::Tensor rmsnorm_launch(torch::Tensor x, torch::Tensor w, double eps);",
-        cuda_sources=source + CUDA_LAUNCHER,
+        cuda_sources=CUDA_HEADERS + source + CUDA_LAUNCHER,
         functions=["rmsnorm_launch"],
         extra_cuda_cflags=["-O3"],
     )
@@ -162,7 +167,9 @@ def main():
     compiled = None
     if GPU:
         import torch._dynamo as dynamo
-        dynamo.config.cache_size_limit = 64  # one specialised graph per width
+        for knob in ("recompile_limit", "cache_size_limit"):  # one specialised graph per width
+            if hasattr(dynamo.config, knob):
+                setattr(dynamo.config, knob, 64)
         compiled = torch.compile(rmsnorm_eager, dynamic=False)
     cuda_fn, cuda_error = None, "needs a CUDA GPU and nvcc (torch.utils.cpp_extension.load_inline)"
     if GPU:

@@ -107,10 +107,15 @@ def softmax_eager(x):
 # softmax_fused from kernels/softmax.cu, compiled with its launcher by load_inline. The kernel
 # assumes 256 threads, cols divisible by 4 and at most 4 * 8 * 256 = 8192 (a row in registers).
 
-CUDA_LAUNCHER = r"""
+# Headers go first, ahead of the .cu file, so its macros (FULL_MASK, MAX_VEC, ...) cannot
+# reach into them.
+CUDA_HEADERS = r"""
+#include <torch/extension.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
+"""
 
+CUDA_LAUNCHER = r"""
 torch::Tensor softmax_fused_launch(torch::Tensor x) {
     TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat32, "x must be CUDA float32");
     TORCH_CHECK(x.dim() == 2 && x.is_contiguous(), "x must be a contiguous [rows, cols]");
@@ -131,7 +136,7 @@ def load_cuda_softmax():
     ext = load_inline(
         name="hdlc_lab_softmax_fused",
         cpp_sources="torch::Tensor softmax_fused_launch(torch::Tensor x);",
-        cuda_sources=source + CUDA_LAUNCHER,
+        cuda_sources=CUDA_HEADERS + source + CUDA_LAUNCHER,
         functions=["softmax_fused_launch"],
         extra_cuda_cflags=["-O3"],
     )
@@ -162,7 +167,9 @@ def main():
     compiled = None
     if GPU:
         import torch._dynamo as dynamo
-        dynamo.config.cache_size_limit = 64  # one specialised graph per width
+        for knob in ("recompile_limit", "cache_size_limit"):  # one specialised graph per width
+            if hasattr(dynamo.config, knob):
+                setattr(dynamo.config, knob, 64)
         compiled = torch.compile(softmax_eager, dynamic=False)
     cuda_fn, cuda_error = None, "needs a CUDA GPU and nvcc (torch.utils.cpp_extension.load_inline)"
     if GPU:
