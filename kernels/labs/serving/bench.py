@@ -8,6 +8,7 @@ workload served once in BF16, after a short warm-up, and the clock turned into m
 output tokens per second, TTFT and TPOT percentiles over requests, KV memory used vs reserved.
 """
 
+import sys
 import time
 from collections import defaultdict
 
@@ -99,6 +100,9 @@ def verify(serve, rung, device, cfg):
     else:
         want = serve_collect(s1_no_cache.serve, m32, reqs, ecfg)
     got = serve_collect(serve, m32, reqs, ecfg)
+    engines = getattr(sys.modules.get("s7_model_runner"), "_engines", {})
+    for key in [key for key in engines if key[0] == id(m32)]:
+        del engines[key]  # the FP32 engines (KV pool, graphs) are not needed any more
     del m32
     return first_mismatch(reqs, got, want)
 

@@ -132,15 +132,19 @@ class ModelRunner:
         keys, values = self.cache.k[layer, st["gather"]], self.cache.v[layer, st["gather"]]
         return sdpa(q[:, None], keys, values, mask=st["mask"][:, None, :])[:, 0]
 
-    def decode_step(self, n, w):
-        """The decode forward on the first n rows of the buffers, over w blocks per sequence."""
+    def decode_metadata(self, n, w):
+        """What attend_decode reads at every layer, built once per step from the buffers."""
         b = self.buf
         pos, tables = b["pos"][:n], b["tables"][:n, :w]
         offsets = torch.arange(self.bs, device=pos.device)
-        self.step = {"slots": b["slots"][:n], "tables": tables, "pos": pos,
-                     "gather": (tables[:, :, None] * self.bs + offsets).flatten(1),
-                     "mask": torch.arange(w * self.bs, device=pos.device)[None, :] <= pos[:, None]}
-        h = self.model.forward(b["ids"][:n], pos, self.attend_decode)
+        return {"slots": b["slots"][:n], "tables": tables, "pos": pos,
+                "gather": (tables[:, :, None] * self.bs + offsets).flatten(1),
+                "mask": torch.arange(w * self.bs, device=pos.device)[None, :] <= pos[:, None]}
+
+    def decode_step(self, n, w):
+        """The decode forward on the first n rows of the buffers, over w blocks per sequence."""
+        self.step = self.decode_metadata(n, w)
+        h = self.model.forward(self.buf["ids"][:n], self.buf["pos"][:n], self.attend_decode)
         return self.model.logits(h).argmax(-1)
 
     def capture(self):
@@ -159,7 +163,8 @@ class ModelRunner:
                 self.graphs[(n, w)] = (g, out)
         torch.cuda.synchronize()
 
-    def run_decode(self, seqs):
+    def prepare_decode(self, seqs):
+        """Copy the step's inputs into the fixed buffers; returns the (batch, width) bucket."""
         b = len(seqs)
         n = next(x for x in self.batch_sizes if x >= b)
         need = max(len(s.block_table) for s in seqs)
@@ -171,13 +176,17 @@ class ModelRunner:
             slots[i] = self.cache.slots(s, [pos[i]])[0]
             tables[i][:len(s.block_table)] = s.block_table
         for key, val in (("ids", ids), ("pos", pos), ("slots", slots), ("tables", tables)):
-            self.buf[key][:n].copy_(torch.tensor(val), non_blocking=False)
+            self.buf[key][:n].copy_(torch.tensor(val))
+        return n, w
+
+    def run_decode(self, seqs):
+        n, w = self.prepare_decode(seqs)
         if (n, w) in self.graphs:
             g, out = self.graphs[(n, w)]
             g.replay()
         else:
             out = self.decode_step(n, w)
-        return out[:b].tolist()
+        return out[:len(seqs)].tolist()
 
     def run(self, seqs, is_prefill):
         return self.run_prefill(seqs) if is_prefill else self.run_decode(seqs)
