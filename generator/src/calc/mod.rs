@@ -16,7 +16,8 @@
 //! dtype: bf16
 //! ```
 //!
-//! Kinds: `matmul`, `training-memory`, `transformer-shapes`, `float-formats`; every kind also
+//! Kinds: `matmul`, `training-memory`, `transformer-shapes`, `float-formats`, and for the
+//! parallelism paths `parallel-memory`, `collective`, `pipeline`, `parallel-explorer`; every kind also
 //! takes an optional `caption:`. Unknown keys, missing keys and bad values are errors that name
 //! the line within the block and list what is allowed; nothing here panics on input.
 //!
@@ -24,12 +25,16 @@
 //! table, and a `<figcaption>` that lists the inputs and marks datasheet figures), with no blank
 //! line and no `<?xml` header so CommonMark keeps it one block; deterministic for the same input.
 
+pub mod collective;
+pub mod explorer;
 pub mod floats;
 pub mod fmt;
 pub mod kv;
 pub mod matmul;
 pub mod memory;
 pub mod models;
+pub mod parallel_memory;
+pub mod pipeline;
 pub mod shapes;
 
 use crate::measure::results::ResultsFile;
@@ -40,7 +45,16 @@ pub use matmul::MatmulSpec;
 pub use memory::ModelRunSpec;
 
 /// The calculator kinds, in the order hints list them.
-pub const KINDS: &[&str] = &["matmul", "training-memory", "transformer-shapes", "float-formats"];
+pub const KINDS: &[&str] = &[
+    "matmul",
+    "training-memory",
+    "transformer-shapes",
+    "float-formats",
+    "parallel-memory",
+    "collective",
+    "pipeline",
+    "parallel-explorer",
+];
 
 /// A parsed `calc:` block.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +63,10 @@ pub enum CalcSpec {
     TrainingMemory(ModelRunSpec),
     TransformerShapes(ModelRunSpec),
     FloatFormats(FloatFormatsSpec),
+    ParallelMemory(parallel_memory::ParallelMemorySpec),
+    Collective(collective::CollectiveSpec),
+    Pipeline(pipeline::PipelineSpec),
+    ParallelExplorer(explorer::ExplorerSpec),
 }
 
 impl CalcSpec {
@@ -59,6 +77,10 @@ impl CalcSpec {
             CalcSpec::TrainingMemory(_) => "training-memory",
             CalcSpec::TransformerShapes(_) => "transformer-shapes",
             CalcSpec::FloatFormats(_) => "float-formats",
+            CalcSpec::ParallelMemory(_) => "parallel-memory",
+            CalcSpec::Collective(_) => "collective",
+            CalcSpec::Pipeline(_) => "pipeline",
+            CalcSpec::ParallelExplorer(_) => "parallel-explorer",
         }
     }
 }
@@ -82,6 +104,10 @@ pub fn parse(body: &str) -> Result<CalcSpec, (usize, String, String)> {
         "training-memory" => memory::parse_run(&kind, &fields).map(CalcSpec::TrainingMemory),
         "transformer-shapes" => memory::parse_run(&kind, &fields).map(CalcSpec::TransformerShapes),
         "float-formats" => floats::parse(&fields).map(CalcSpec::FloatFormats),
+        "parallel-memory" => parallel_memory::parse(&fields).map(CalcSpec::ParallelMemory),
+        "collective" => collective::parse(&fields).map(CalcSpec::Collective),
+        "pipeline" => pipeline::parse(&fields).map(CalcSpec::Pipeline),
+        "parallel-explorer" => explorer::parse(&fields).map(CalcSpec::ParallelExplorer),
         other => Err((
             fields.calc_line,
             format!("unknown calculator `calc: {other}`"),
@@ -100,6 +126,10 @@ pub fn render(spec: &CalcSpec, files: &[(PathBuf, ResultsFile)]) -> Result<Strin
         CalcSpec::TrainingMemory(s) => memory::render(s),
         CalcSpec::TransformerShapes(s) => shapes::render(s),
         CalcSpec::FloatFormats(s) => floats::render(s),
+        CalcSpec::ParallelMemory(s) => parallel_memory::render(s),
+        CalcSpec::Collective(s) => collective::render(s),
+        CalcSpec::Pipeline(s) => pipeline::render(s)?,
+        CalcSpec::ParallelExplorer(s) => explorer::render(s),
     };
     // A blank line would end the HTML block in CommonMark and spill the rest as text.
     if html.contains("<?xml") || html.lines().any(|l| l.trim().is_empty()) {
