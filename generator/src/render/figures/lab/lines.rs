@@ -23,11 +23,13 @@ pub(super) fn scaling(c: &LabCtx) -> Result<String, String> {
                     c.spec.bench
                 ))
             }
-            more => return Err(format!(
+            more => {
+                return Err(format!(
                 "`{}`: several params vary ({}); name the x axis with `x:` and fix the others with `where:`",
                 c.spec.bench,
                 more.join(", ")
-            )),
+            ))
+            }
         },
     };
     let mut lines: Vec<Line> = Vec::new();
