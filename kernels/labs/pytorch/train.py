@@ -16,6 +16,7 @@ Timing: CUDA events around every step after the warm-up steps; median, p10, p90 
 """
 
 import math
+import time
 import pathlib
 import sys
 
@@ -153,9 +154,9 @@ def run_variant(precision, label, rung, train, val, tolerance, unigram):
             end.record()
             times.append((start, end))
         else:
-            t0 = labkit.time.perf_counter()
+            t0 = time.perf_counter()
             losses.append(train_step(m, opt, x, y, step, precision))
-            times.append((labkit.time.perf_counter() - t0) * 1e3)
+            times.append((time.perf_counter() - t0) * 1e3)
         if (step + 1) % EVAL_EVERY == 0 or step + 1 == STEPS:
             val_curve.append((step + 1, evaluate(m, val, precision)))
     if DEV == "cuda":
