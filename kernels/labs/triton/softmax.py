@@ -157,7 +157,11 @@ def measure(variant, label, params, fn, ref, *, flops, nbytes, baseline=False):
         labkit.failed(variant, label, params, "verify",
                       f"rel_error {err:.3e} exceeds tolerance {TOLERANCE:.1e}", baseline=baseline)
         return
-    timing = labkit.time_torch(fn)
+    try:
+        timing = labkit.time_torch(fn)
+    except Exception as e:
+        labkit.failed(variant, label, params, "launch", f"{type(e).__name__}: {e}", baseline=baseline)
+        return
     labkit.ok(variant, label, params, timing, rel_error=err, tolerance=TOLERANCE, flops=flops,
               bytes=nbytes, baseline=baseline)
 
