@@ -3,11 +3,14 @@
 
 mod attention;
 mod bandwidth;
+mod decode_attention;
 mod gemv;
+mod quant_gemv;
 mod reduction;
 mod rmsnorm;
 mod sgemm;
 mod softmax;
+mod ssm_scan;
 mod tc_gemm;
 mod transpose;
 
@@ -29,6 +32,11 @@ pub fn run(ctx: &mut Ctx, family: &str, items: &[Item], done: &mut dyn FnMut(&It
         "sgemm" => sgemm::measure,
         "tc_gemm" => tc_gemm::measure,
         "attention" => attention::measure,
+        "decode_attention" => decode_attention::measure,
+        "quant_gemv" => quant_gemv::measure,
+        "ssm_scan" => ssm_scan::measure,
+        // The shard shapes run the tensor-core GEMM family's own kernels and checks.
+        "tp_gemm" => tc_gemm::measure,
         _ => return,
     };
     for item in items {
