@@ -91,6 +91,23 @@ extern "C" __global__ void scan_sequential(const float* __restrict__ x, const fl
     for (int n = 0; n < N; ++n) h_out[(size_t)i * N + n] = h[n];
 }
 
+// The (batch row, chunk, channel) of thread i of a per-chunk kernel, and its 16 entries of A.
+struct ChunkThread {
+    int row, c, ch;
+};
+__device__ __forceinline__ ChunkThread chunk_thread(size_t i, int chunks, int d, const float* A,
+                                                    float* a)
+{
+    ChunkThread t;
+    t.ch = i % d;
+    size_t rc = i / d;
+    t.c = rc % chunks;
+    t.row = rc / chunks;
+#pragma unroll
+    for (int n = 0; n < N; ++n) a[n] = A[(size_t)t.ch * N + n];
+    return t;
+}
+
 // Chunked pass 1: one thread per (b, chunk, d). end_state [b][chunks][d][16], chunk_dsum
 // [b][chunks][d].
 extern "C" __global__ void scan_chunk_local(const float* __restrict__ x, const float* __restrict__ dt,
@@ -104,16 +121,12 @@ extern "C" __global__ void scan_chunk_local(const float* __restrict__ x, const f
     int chunks = L / T;
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (size_t)b * chunks * d) return;
-    int ch = i % d;
-    size_t rc = i / d;
-    int c = rc % chunks, row = rc / chunks;
     float a[N], h[N], dsum;
+    ChunkThread th = chunk_thread(i, chunks, d, A, a);
 #pragma unroll
-    for (int n = 0; n < N; ++n) {
-        a[n] = A[(size_t)ch * N + n];
-        h[n] = 0.0f;
-    }
-    scan_range(x, dt, a, B, C, Dskip[ch], y, L, d, row, ch, c * T, (c + 1) * T, h, &dsum);
+    for (int n = 0; n < N; ++n) h[n] = 0.0f;
+    scan_range(x, dt, a, B, C, Dskip[th.ch], y, L, d, th.row, th.ch, th.c * T, (th.c + 1) * T, h,
+               &dsum);
     chunk_dsum[i] = dsum;
 #pragma unroll
     for (int n = 0; n < N; ++n) end_state[i * N + n] = h[n];
@@ -150,18 +163,14 @@ extern "C" __global__ void scan_chunk_fix(const float* __restrict__ dt, const fl
     int chunks = L / T;
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (size_t)b * chunks * d) return;
-    int ch = i % d;
-    size_t rc = i / d;
-    int c = rc % chunks, row = rc / chunks;
-    if (c == 0) return;  // the first chunk starts from the true (zero) state
     float a[N], hin[N];
+    ChunkThread th = chunk_thread(i, chunks, d, A, a);
+    if (th.c == 0) return;  // the first chunk starts from the true (zero) state
+    const int row = th.row, ch = th.ch;
 #pragma unroll
-    for (int n = 0; n < N; ++n) {
-        a[n] = A[(size_t)ch * N + n];
-        hin[n] = state[i * N + n];
-    }
+    for (int n = 0; n < N; ++n) hin[n] = state[i * N + n];
     float cum = 0.0f;
-    for (int t = c * T; t < (c + 1) * T; ++t) {
+    for (int t = th.c * T; t < (th.c + 1) * T; ++t) {
         size_t xt = ((size_t)row * L + t) * d + ch;
         const float* ct = C + ((size_t)row * L + t) * N;
         cum += dt[xt];

@@ -136,7 +136,12 @@ fn every_family_has_embedded_kernels_for_its_variants() {
         .contains("void rmsnorm_bwd_dw_reduce("));
     let decode = kernel_source("decode_attention.cu").unwrap();
     assert!(decode.contains(" decode_naive(") && decode.contains(" decode_combine("));
-    for base in ["decode_split_bf16", "decode_split_paged", "decode_split_int8", "decode_split_fp8"] {
+    for base in [
+        "decode_split_bf16",
+        "decode_split_paged",
+        "decode_split_int8",
+        "decode_split_fp8",
+    ] {
         assert!(decode.contains(&format!("DECODE_GROUPS({base},")), "{base}");
     }
     let qg = kernel_source("quant_gemv.cu").unwrap();

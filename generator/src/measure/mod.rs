@@ -98,7 +98,10 @@ const KERNEL_SOURCES: &[(&str, &str)] = &[
     ("sgemm.cu", include_str!("../../../kernels/sgemm.cu")),
     ("tc_gemm.cu", include_str!("../../../kernels/tc_gemm.cu")),
     ("attention.cu", include_str!("../../../kernels/attention.cu")),
-    ("decode_attention.cu", include_str!("../../../kernels/decode_attention.cu")),
+    (
+        "decode_attention.cu",
+        include_str!("../../../kernels/decode_attention.cu"),
+    ),
     ("quant_gemv.cu", include_str!("../../../kernels/quant_gemv.cu")),
     ("ssm_scan.cu", include_str!("../../../kernels/ssm_scan.cu")),
 ];

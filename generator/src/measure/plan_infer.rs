@@ -35,7 +35,11 @@ pub const SSM_PREFILL_L: &[u64] = &[512, 2048, 8192, 32768];
 pub const TP_TOKENS: u64 = 4096;
 pub const TP_WAYS: &[u64] = &[1, 2, 4, 8];
 /// (proj, full N, full K, split K instead of N)
-pub const TP_PROJS: &[(u64, u64, u64, bool)] = &[(0, 6144, 4096, false), (1, 14336, 4096, false), (2, 4096, 14336, true)];
+pub const TP_PROJS: &[(u64, u64, u64, bool)] = &[
+    (0, 6144, 4096, false),
+    (1, 14336, 4096, false),
+    (2, 4096, 14336, true),
+];
 
 pub fn decode_kv_bytes(b: u64, hkv: u64, ctx: u64) -> u64 {
     2 * b * hkv * ctx * 128 * 2
@@ -56,13 +60,25 @@ pub fn items(family: &str) -> Vec<Item> {
                             "decode_attention.cu",
                             &[
                                 V("naive", "one warp per query head, key by key"),
-                                V("gqa", "one CTA per KV head serves its query heads (K/V read once)"),
+                                V(
+                                    "gqa",
+                                    "one CTA per KV head serves its query heads (K/V read once)",
+                                ),
                                 V("split_kv", "Flash-Decoding: context split over CTAs + combine"),
-                                V("paged", "split_kv through a block table (16-token blocks, shuffled)"),
+                                V(
+                                    "paged",
+                                    "split_kv through a block table (16-token blocks, shuffled)",
+                                ),
                                 V("kv_int8", "split_kv, int8 KV cache (per-token scales)"),
                                 V("kv_fp8", "split_kv, FP8 E4M3 KV cache (per-token scales)"),
                             ],
-                            &params(&[("b", b), ("hq", DECODE_HQ), ("hkv", hkv), ("ctx", ctx), ("d", 128)]),
+                            &params(&[
+                                ("b", b),
+                                ("hq", DECODE_HQ),
+                                ("hkv", hkv),
+                                ("ctx", ctx),
+                                ("d", 128),
+                            ]),
                             MEMCPY,
                         ));
                     }
@@ -111,8 +127,14 @@ pub fn items(family: &str) -> Vec<Item> {
                     "ssm_scan",
                     "ssm_scan.cu",
                     &[
-                        V("scan_sequential", "prefill: one thread per channel over all tokens"),
-                        V("scan_chunked", "prefill: chunks of 128 tokens scanned in parallel, states carried"),
+                        V(
+                            "scan_sequential",
+                            "prefill: one thread per channel over all tokens",
+                        ),
+                        V(
+                            "scan_chunked",
+                            "prefill: chunks of 128 tokens scanned in parallel, states carried",
+                        ),
                     ],
                     &params(&[("b", 1), ("d", SSM_D), ("n", SSM_N), ("l", l)]),
                     ("memcpy", "device memcpy of x (cuMemcpyDtoD)"),
@@ -129,7 +151,10 @@ pub fn items(family: &str) -> Vec<Item> {
                         "tp_gemm",
                         "tc_gemm.cu",
                         &[
-                            V("tc_mma_pipeline", "mma.sync + ldmatrix, 3-stage cp.async pipeline"),
+                            V(
+                                "tc_mma_pipeline",
+                                "mma.sync + ldmatrix, 3-stage cp.async pipeline",
+                            ),
                             V("tc_wgmma", "Hopper WGMMA + TMA, warp-specialized"),
                         ],
                         &params(&[("m", TP_TOKENS), ("n", n), ("k", k), ("tp", tp), ("proj", proj)]),
@@ -206,12 +231,19 @@ mod tests {
     #[test]
     fn decode_sweep_is_bounded_and_has_long_context() {
         let items = items("decode_attention");
-        assert!(items.iter().all(|i| decode_kv_bytes(i.p("b"), i.p("hkv"), i.p("ctx")) <= DECODE_MAX_KV_BYTES));
+        assert!(items
+            .iter()
+            .all(|i| decode_kv_bytes(i.p("b"), i.p("hkv"), i.p("ctx")) <= DECODE_MAX_KV_BYTES));
         for hkv in DECODE_HKV {
-            assert!(items.iter().any(|i| i.p("hkv") == *hkv && i.p("ctx") == 32768 && i.p("b") == 1));
+            assert!(items
+                .iter()
+                .any(|i| i.p("hkv") == *hkv && i.p("ctx") == 32768 && i.p("b") == 1));
         }
         let memcpy = items.iter().find(|i| i.variant == "memcpy").unwrap();
-        let naive = items.iter().find(|i| i.variant == "naive" && i.params == memcpy.params).unwrap();
+        let naive = items
+            .iter()
+            .find(|i| i.variant == "naive" && i.params == memcpy.params)
+            .unwrap();
         // memcpy moves the bf16 K+V bytes twice (read + write); naive's fewest bytes add Q and O.
         let (_, mb) = work(memcpy).unwrap();
         let (_, nb) = work(naive).unwrap();
@@ -223,7 +255,15 @@ mod tests {
     #[test]
     fn quantized_weights_count_fewer_bytes() {
         let items = items("quant_gemv");
-        let at = |v: &str| work(items.iter().find(|i| i.variant == v && i.p("batch") == 1).unwrap()).unwrap();
+        let at = |v: &str| {
+            work(
+                items
+                    .iter()
+                    .find(|i| i.variant == v && i.p("batch") == 1)
+                    .unwrap(),
+            )
+            .unwrap()
+        };
         let (bf, i8, i4, f8) = (at("bf16").1, at("int8").1, at("int4").1, at("fp8").1);
         assert!(i4 < i8 && i8 == f8 && i8 < bf);
         // int4 + group scales: a little over a quarter of BF16's weight bytes.
@@ -235,9 +275,16 @@ mod tests {
     #[test]
     fn tp_shards_keep_the_tile_multiples() {
         for i in items("tp_gemm") {
-            assert!(i.p("m") % 128 == 0 && i.p("n") % 256 == 0 && i.p("k") % 64 == 0, "{}", i.describe());
+            assert!(
+                i.p("m") % 128 == 0 && i.p("n") % 256 == 0 && i.p("k") % 64 == 0,
+                "{}",
+                i.describe()
+            );
         }
-        let up8 = items("tp_gemm").into_iter().find(|i| i.p("proj") == 1 && i.p("tp") == 8).unwrap();
+        let up8 = items("tp_gemm")
+            .into_iter()
+            .find(|i| i.p("proj") == 1 && i.p("tp") == 8)
+            .unwrap();
         assert_eq!((up8.p("n"), up8.p("k")), (1792, 4096));
     }
 

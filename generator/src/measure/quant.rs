@@ -88,7 +88,11 @@ pub fn quantize_rows(w: &[f32], rows: usize, cols: usize, fmt: Format) -> Quanti
     let groups = rows * cols / group;
     let mut scales = vec![0f32; groups];
     let mut dequant = vec![0f32; rows * cols];
-    let code_bytes = if fmt == Format::Int4 { rows * cols / 2 } else { rows * cols };
+    let code_bytes = if fmt == Format::Int4 {
+        rows * cols / 2
+    } else {
+        rows * cols
+    };
     let mut codes = vec![0u8; code_bytes];
     for g in 0..groups {
         let src = &w[g * group..][..group];
@@ -134,14 +138,19 @@ pub fn quantize_rows(w: &[f32], rows: usize, cols: usize, fmt: Format) -> Quanti
 /// [`quantize_rows`] on all cores: rows are independent, so blocks of rows are quantized on
 /// their own threads and concatenated (identical to the single-threaded result).
 pub fn quantize_rows_par(w: &[f32], rows: usize, cols: usize, fmt: Format) -> Quantized {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(64);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(64);
     let per = rows.div_ceil(threads).max(1);
     let parts: Vec<Quantized> = std::thread::scope(|s| {
         let handles: Vec<_> = w
             .chunks(per * cols)
             .map(|block| s.spawn(move || quantize_rows(block, block.len() / cols, cols, fmt)))
             .collect();
-        handles.into_iter().map(|h| h.join().expect("quantizer thread")).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("quantizer thread"))
+            .collect()
     });
     let mut out = Quantized {
         codes: Vec::new(),
@@ -195,7 +204,9 @@ mod tests {
     #[test]
     fn int4_packing_and_group_scales() {
         let cols = 256;
-        let w: Vec<f32> = (0..2 * cols).map(|i| ((i * 37 % 101) as f32 - 50.0) / 50.0).collect();
+        let w: Vec<f32> = (0..2 * cols)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 50.0)
+            .collect();
         let q = quantize_rows(&w, 2, cols, Format::Int4);
         assert_eq!(q.codes.len(), 2 * cols / 2);
         assert_eq!(q.scales.len(), 4);

@@ -14,9 +14,9 @@ use super::super::gpu::{Arg, DevBuf, Gpu, Launch};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
 use super::super::plan::Item;
 use super::super::quant::{quantize_rows_par, Format};
-use super::super::reference::{bf16_to_f32, mix, random_bf16, random_vec, rel_error};
+use super::super::reference::{bf16_to_f32, mix, random_bf16, rel_error};
 use super::super::results::{FailStage, Timing};
-use super::memcpy_baseline;
+use super::memcpy_baseline_bytes;
 
 const FILE: &str = "decode_attention.cu";
 const TOL: f64 = 1e-2;
@@ -143,7 +143,12 @@ struct Cache {
     vh: Vec<f32>,
 }
 
-fn upload_quantized(gpu: &Gpu, x: &[f32], rows: usize, fmt: Format) -> anyhow::Result<(DevBuf, DevBuf, Vec<f32>)> {
+fn upload_quantized(
+    gpu: &Gpu,
+    x: &[f32],
+    rows: usize,
+    fmt: Format,
+) -> anyhow::Result<(DevBuf, DevBuf, Vec<f32>)> {
     let q = quantize_rows_par(x, rows, D, fmt);
     let (codes, scales) = (gpu.alloc(q.codes.len())?, gpu.alloc_f32(q.scales.len())?);
     gpu.upload_bytes(&codes, &q.codes)?;
@@ -151,7 +156,16 @@ fn upload_quantized(gpu: &Gpu, x: &[f32], rows: usize, fmt: Format) -> anyhow::R
     Ok((codes, scales, q.dequant))
 }
 
-fn make_cache(gpu: &Gpu, variant: &str, s: Shape, kb: &[u16], vb: &[u16], kh: &[f32], vh: &[f32], seed: u64) -> anyhow::Result<Cache> {
+fn make_cache(
+    gpu: &Gpu,
+    variant: &str,
+    s: Shape,
+    kb: &[u16],
+    vb: &[u16],
+    kh: &[f32],
+    vh: &[f32],
+    seed: u64,
+) -> anyhow::Result<Cache> {
     let rows = s.b * s.hkv * s.ctx;
     let fmt = match variant {
         "kv_int8" => Some(Format::Int8),
@@ -199,6 +213,11 @@ fn opt(b: Option<&DevBuf>) -> Arg<'_> {
     b.map_or(Arg::U64(0), Arg::Buf)
 }
 
+/// The leading arguments of every decode kernel: Q, the K cache, the V cache.
+fn qkv_args<'a>(q: &'a DevBuf, cache: &'a Cache) -> [Arg<'a>; 3] {
+    [Arg::Buf(q), Arg::Buf(&cache.k), Arg::Buf(&cache.v)]
+}
+
 fn split_kernel(variant: &str) -> Option<&'static str> {
     Some(match variant {
         "gqa" | "split_kv" => "decode_split_bf16",
@@ -212,7 +231,12 @@ fn split_kernel(variant: &str) -> Option<&'static str> {
 pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let s = Shape::from(item);
     let g = s.group();
-    if s.hkv == 0 || s.hq % s.hkv != 0 || ![1, 4, 32].contains(&g) || s.ctx % 512 != 0 || item.p("d") as usize != D {
+    if s.hkv == 0
+        || s.hq % s.hkv != 0
+        || ![1, 4, 32].contains(&g)
+        || s.ctx % 512 != 0
+        || item.p("d") as usize != D
+    {
         return Err(Fail::new(
             FailStage::Unsupported,
             "decode kernels need d = 128, a group size of 1, 4 or 32 and ctx divisible by 512",
@@ -221,10 +245,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let seed = ctx.seed(item);
     let gpu = ctx.gpu;
     if item.baseline {
-        let host = random_vec(s.kv_elems(), seed, -1.0, 1.0); // K + V bytes as floats
-        let src = gpu.alloc_f32(host.len())?;
-        gpu.upload_f32(&src, &host)?;
-        return memcpy_baseline(gpu, item, &src, &host);
+        return memcpy_baseline_bytes(gpu, item, s.kv_elems() * 4, seed); // K + V in BF16
     }
     let nq = s.b * s.hq * D;
     let (qb, qh) = random_bf16(nq, seed ^ 0x51, -6.0, 6.0);
@@ -239,7 +260,10 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         "naive" | "gqa" => 1,
         _ => choose_splits(s, gpu.sm_count() as usize),
     };
-    let (part_acc, part_ml) = (gpu.alloc_f32(nq * splits)?, gpu.alloc_f32(s.b * s.hq * splits * 2)?);
+    let (part_acc, part_ml) = (
+        gpu.alloc_f32(nq * splits)?,
+        gpu.alloc_f32(s.b * s.hq * splits * 2)?,
+    );
     let null = Arg::U64(0);
     let run: Box<dyn Fn() -> anyhow::Result<()>> = match split_kernel(item.variant) {
         None => {
@@ -247,13 +271,14 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             let cfg = Launch::linear((s.b * s.hq * 32).div_ceil(128) as u64, 128)?;
             let (cache, q, o) = (&cache, &q, &o);
             Box::new(move || {
+                let [q, k_cache, v_cache] = qkv_args(q, cache);
                 gpu.launch(
                     &k,
                     cfg,
                     &[
-                        Arg::Buf(q),
-                        Arg::Buf(&cache.k),
-                        Arg::Buf(&cache.v),
+                        q,
+                        k_cache,
+                        v_cache,
                         Arg::Buf(o),
                         Arg::I32(s.b as i32),
                         Arg::I32(s.hq as i32),
@@ -277,13 +302,14 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             let (cache, q, o, part_acc, part_ml) = (&cache, &q, &o, &part_acc, &part_ml);
             Box::new(move || {
                 let sc = cache.scales.as_ref();
+                let [q, k_cache, v_cache] = qkv_args(q, cache);
                 gpu.launch(
                     &k,
                     cfg,
                     &[
-                        Arg::Buf(q),
-                        Arg::Buf(&cache.k),
-                        Arg::Buf(&cache.v),
+                        q,
+                        k_cache,
+                        v_cache,
                         opt(sc.map(|x| &x.0)),
                         opt(sc.map(|x| &x.1)),
                         opt(cache.table.as_ref()),
@@ -301,7 +327,12 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                     gpu.launch(
                         &combine,
                         Launch::linear((s.b * s.hq) as u64, 128)?,
-                        &[Arg::Buf(part_acc), Arg::Buf(part_ml), Arg::Buf(o), Arg::I32(splits as i32)],
+                        &[
+                            Arg::Buf(part_acc),
+                            Arg::Buf(part_ml),
+                            Arg::Buf(o),
+                            Arg::I32(splits as i32),
+                        ],
                     )?;
                 }
                 Ok(())
@@ -367,7 +398,12 @@ mod tests {
     #[test]
     fn reference_is_a_weighted_mean_of_values() {
         // One key dominates: the output is (nearly) its value row; equal scores give the mean.
-        let s = Shape { b: 1, hq: 1, hkv: 1, ctx: 2 };
+        let s = Shape {
+            b: 1,
+            hq: 1,
+            hkv: 1,
+            ctx: 2,
+        };
         let q = vec![1.0f32; D];
         let mut k = vec![0.0f32; 2 * D];
         let v: Vec<f32> = (0..2 * D).map(|i| if i < D { 1.0 } else { 3.0 }).collect();

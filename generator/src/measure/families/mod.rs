@@ -63,3 +63,12 @@ pub(crate) fn memcpy_baseline(gpu: &Gpu, item: &Item, src: &DevBuf, host: &[f32]
         &mut || Ok(rel_error_f32(&gpu.download_f32(&out, host.len())?, host)),
     )
 }
+
+/// The memcpy baseline of a family whose main input is `bytes` of another type (BF16 or
+/// quantized): fresh random floats of the same byte count, copied by [`memcpy_baseline`].
+pub(crate) fn memcpy_baseline_bytes(gpu: &Gpu, item: &Item, bytes: usize, seed: u64) -> Res<Timing> {
+    let host = super::reference::random_vec(bytes / 4, seed, -1.0, 1.0);
+    let src = gpu.alloc_f32(host.len())?;
+    gpu.upload_f32(&src, &host)?;
+    memcpy_baseline(gpu, item, &src, &host)
+}

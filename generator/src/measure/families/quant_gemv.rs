@@ -12,9 +12,9 @@ use super::super::gpu::{Arg, DevBuf, Dtype, RowMajorGemm};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
 use super::super::plan::Item;
 use super::super::quant::{quantize_rows_par, Format};
-use super::super::reference::{mix, random_bf16, random_vec, rel_error};
+use super::super::reference::{mix, random_bf16, rel_error};
 use super::super::results::{FailStage, Timing};
-use super::{blocks, memcpy_baseline};
+use super::{blocks, memcpy_baseline_bytes};
 
 const FILE: &str = "quant_gemv.cu";
 const TOL: f64 = 1e-3;
@@ -56,17 +56,18 @@ pub fn token_tile(batch: usize) -> usize {
 }
 
 pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
-    let (m, n, k) = (item.p("batch") as usize, item.p("n") as usize, item.p("k") as usize);
+    let (m, n, k) = (
+        item.p("batch") as usize,
+        item.p("n") as usize,
+        item.p("k") as usize,
+    );
     if k % 128 != 0 {
         return Err(Fail::new(FailStage::Unsupported, "k must be a multiple of 128"));
     }
     let seed = ctx.seed(item);
     let gpu = ctx.gpu;
     if item.variant == "memcpy" {
-        let host = random_vec(n * k / 2, seed, -1.0, 1.0); // the BF16 weight's bytes as floats
-        let src = gpu.alloc_f32(host.len())?;
-        gpu.upload_f32(&src, &host)?;
-        return memcpy_baseline(gpu, item, &src, &host);
+        return memcpy_baseline_bytes(gpu, item, n * k * 2, seed); // the BF16 weight
     }
     let (wb, wh) = random_bf16(n * k, seed ^ 0x77, -1.0, 1.0);
     let (xb, xh) = random_bf16(m * k, seed ^ 0x78, -1.0, 1.0);
@@ -107,7 +108,17 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                     c_type: Dtype::F32,
                 })
             },
-            &mut || Ok(sampled_rel(&gpu.download_f32(&y, m * n)?, &xh, &wh, m, n, k, &rows)),
+            &mut || {
+                Ok(sampled_rel(
+                    &gpu.download_f32(&y, m * n)?,
+                    &xh,
+                    &wh,
+                    m,
+                    n,
+                    k,
+                    &rows,
+                ))
+            },
         );
     }
     // The kernel's weight: codes (or BF16 bits) and scales, and the values it multiplies.

@@ -12,7 +12,7 @@ use super::super::harness::{check_and_time, Ctx, Fail, Res};
 use super::super::plan::Item;
 use super::super::reference::{mix, random_vec, rel_error};
 use super::super::results::{FailStage, Timing};
-use super::{blocks, memcpy_baseline};
+use super::{blocks, memcpy_baseline_bytes};
 
 const FILE: &str = "ssm_scan.cu";
 const TOL: f64 = 1e-3;
@@ -46,7 +46,11 @@ impl Inputs {
             d,
             x: random_vec(b * l * d, seed ^ 1, -1.0, 1.0),
             dt: random_vec(b * l * d, seed ^ 2, 0.001, 0.1),
-            a: scale.iter().enumerate().map(|(i, s)| -((i % N) as f32 + 1.0) * s).collect(),
+            a: scale
+                .iter()
+                .enumerate()
+                .map(|(i, s)| -((i % N) as f32 + 1.0) * s)
+                .collect(),
             bm: random_vec(b * l * N, seed ^ 4, -1.0, 1.0),
             cm: random_vec(b * l * N, seed ^ 5, -1.0, 1.0),
             dskip: random_vec(d, seed ^ 6, -1.0, 1.0),
@@ -60,7 +64,9 @@ impl Inputs {
 
     /// f64 scan of channel `ch` of row `row`: y over all tokens, and the final state.
     pub fn reference(&self, row: usize, ch: usize) -> (Vec<f64>, Vec<f64>) {
-        let mut h: Vec<f64> = (0..N).map(|n| self.h0[(row * self.d + ch) * N + n] as f64).collect();
+        let mut h: Vec<f64> = (0..N)
+            .map(|n| self.h0[(row * self.d + ch) * N + n] as f64)
+            .collect();
         let mut y = Vec::with_capacity(self.l);
         for t in 0..self.l {
             let xt = (row * self.l + t) * self.d + ch;
@@ -101,6 +107,10 @@ impl Inputs {
     }
 }
 
+fn concat<'a>(head: &[Arg<'a>], tail: &[Arg<'a>]) -> Vec<Arg<'a>> {
+    head.iter().chain(tail).copied().collect()
+}
+
 fn upload(gpu: &Gpu, v: &[f32]) -> anyhow::Result<DevBuf> {
     let b = gpu.alloc_f32(v.len())?;
     gpu.upload_f32(&b, v)?;
@@ -119,9 +129,8 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let gpu = ctx.gpu;
     if item.baseline {
         // The decode step's main traffic is the state, prefill's is x (and Δ, y alike).
-        let host = random_vec(if l == 1 { b * d * N } else { b * l * d }, seed, -1.0, 1.0);
-        let src = upload(gpu, &host)?;
-        return memcpy_baseline(gpu, item, &src, &host);
+        let floats = if l == 1 { b * d * N } else { b * l * d };
+        return memcpy_baseline_bytes(gpu, item, floats * 4, seed);
     }
     let inp = Inputs::random(b, l, d, seed, l == 1);
     let (x, dt, a, bm, cm, ds) = (
@@ -141,40 +150,19 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         gpu.alloc_f32((b * chunks * d).max(1))?,
     );
     let t_arg = Arg::I32(CHUNK as i32);
+    // x, Δ, A, B, C, Dskip: the leading arguments of the decode, sequential and local kernels.
+    let ins = [&x, &dt, &a, &bm, &cm, &ds].map(Arg::Buf);
     let mut run: Box<dyn FnMut() -> anyhow::Result<()>> = match item.variant {
         "decode_step" => {
             let k = ctx.kernel(FILE, "ssm_decode_step")?;
             let cfg = Launch::linear(blocks((b * d * N) as u64, 256), 256)?;
-            let args = [
-                Arg::Buf(&x),
-                Arg::Buf(&dt),
-                Arg::Buf(&a),
-                Arg::Buf(&bm),
-                Arg::Buf(&cm),
-                Arg::Buf(&ds),
-                Arg::Buf(&h),
-                Arg::Buf(&y),
-                bi,
-                di,
-            ];
+            let args = concat(&ins, &[Arg::Buf(&h), Arg::Buf(&y), bi, di]);
             Box::new(move || gpu.launch(&k, cfg, &args))
         }
         "scan_sequential" => {
             let k = ctx.kernel(FILE, "scan_sequential")?;
             let cfg = Launch::linear(blocks((b * d) as u64, 128), 128)?;
-            let args = [
-                Arg::Buf(&x),
-                Arg::Buf(&dt),
-                Arg::Buf(&a),
-                Arg::Buf(&bm),
-                Arg::Buf(&cm),
-                Arg::Buf(&ds),
-                Arg::Buf(&y),
-                Arg::Buf(&h),
-                bi,
-                li,
-                di,
-            ];
+            let args = concat(&ins, &[Arg::Buf(&y), Arg::Buf(&h), bi, li, di]);
             Box::new(move || gpu.launch(&k, cfg, &args))
         }
         "scan_chunked" => {
@@ -185,23 +173,31 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             );
             let per_chunk = Launch::linear(blocks((b * chunks * d) as u64, 128), 128)?;
             let per_state = Launch::linear(blocks((b * d * N) as u64, 256), 256)?;
-            let a1 = [
-                Arg::Buf(&x),
-                Arg::Buf(&dt),
+            let a1 = concat(
+                &ins,
+                &[Arg::Buf(&y), Arg::Buf(&state), Arg::Buf(&dsum), bi, li, di, t_arg],
+            );
+            let a2 = [
                 Arg::Buf(&a),
-                Arg::Buf(&bm),
-                Arg::Buf(&cm),
-                Arg::Buf(&ds),
-                Arg::Buf(&y),
                 Arg::Buf(&state),
                 Arg::Buf(&dsum),
+                Arg::Buf(&h),
                 bi,
                 li,
                 di,
                 t_arg,
             ];
-            let a2 = [Arg::Buf(&a), Arg::Buf(&state), Arg::Buf(&dsum), Arg::Buf(&h), bi, li, di, t_arg];
-            let a3 = [Arg::Buf(&dt), Arg::Buf(&a), Arg::Buf(&cm), Arg::Buf(&state), Arg::Buf(&y), bi, li, di, t_arg];
+            let a3 = [
+                Arg::Buf(&dt),
+                Arg::Buf(&a),
+                Arg::Buf(&cm),
+                Arg::Buf(&state),
+                Arg::Buf(&y),
+                bi,
+                li,
+                di,
+                t_arg,
+            ];
             Box::new(move || {
                 gpu.launch(&k1, per_chunk, &a1)?;
                 gpu.launch(&k2, per_state, &a2)?;

@@ -395,7 +395,11 @@ impl Gpu {
     /// Upload raw bytes (quantized codes; little-endian words packed by the caller).
     pub fn upload_bytes(&self, dst: &DevBuf, src: &[u8]) -> Result<()> {
         if src.len() > dst.bytes {
-            bail!("upload of {} bytes into a buffer of {} bytes", src.len(), dst.bytes);
+            bail!(
+                "upload of {} bytes into a buffer of {} bytes",
+                src.len(),
+                dst.bytes
+            );
         }
         // SAFETY: bounds checked above; synchronous copy.
         drv(unsafe { dr::memcpy_htod_sync(dst.ptr, src) }, "copy to device")
