@@ -156,14 +156,13 @@ fn upload_quantized(
     Ok((codes, scales, q.dequant))
 }
 
+/// The cache a variant reads, from the BF16 bits and values of K (`k`) and V (`v`).
 fn make_cache(
     gpu: &Gpu,
     variant: &str,
     s: Shape,
-    kb: &[u16],
-    vb: &[u16],
-    kh: &[f32],
-    vh: &[f32],
+    (kb, kh): (&[u16], &[f32]),
+    (vb, vh): (&[u16], &[f32]),
     seed: u64,
 ) -> anyhow::Result<Cache> {
     let rows = s.b * s.hkv * s.ctx;
@@ -232,9 +231,9 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let s = Shape::from(item);
     let g = s.group();
     if s.hkv == 0
-        || s.hq % s.hkv != 0
+        || !s.hq.is_multiple_of(s.hkv)
         || ![1, 4, 32].contains(&g)
-        || s.ctx % 512 != 0
+        || !s.ctx.is_multiple_of(512)
         || item.p("d") as usize != D
     {
         return Err(Fail::new(
@@ -253,7 +252,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let (vb, vh) = random_bf16(s.kv_elems(), seed ^ 0x56, -1.0, 1.0);
     let (q, o) = (gpu.alloc(nq * 2)?, gpu.alloc(nq * 2)?);
     gpu.upload_u16(&q, &qb)?;
-    let cache = make_cache(gpu, item.variant, s, &kb, &vb, &kh, &vh, seed)?;
+    let cache = make_cache(gpu, item.variant, s, (&kb, &kh), (&vb, &vh), seed)?;
     drop((kb, vb));
     let scale_log2 = std::f32::consts::LOG2_E / (D as f32).sqrt();
     let splits = match item.variant {

@@ -225,6 +225,7 @@ mod tests {
     /// The chunked algorithm of the kernels (local scans from zero, carried states, the
     /// correction C·exp(A·ΣΔ)·h_in), run on the CPU, equals the sequential scan.
     #[test]
+    #[allow(clippy::needless_range_loop)] // index arithmetic mirrors the kernels
     fn chunked_scan_identity_holds() {
         let (l, d, t) = (64, 3, 16);
         let inp = Inputs::random(1, l, d, 11, false);
