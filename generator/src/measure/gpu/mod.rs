@@ -48,6 +48,7 @@ pub struct Kernel {
 }
 
 /// A kernel argument.
+#[derive(Clone, Copy)]
 pub enum Arg<'a> {
     Buf(&'a DevBuf),
     I32(i32),
@@ -383,6 +384,19 @@ impl Gpu {
         if src.len() * 2 > dst.bytes {
             bail!(
                 "upload of {} 16-bit words into a buffer of {} bytes",
+                src.len(),
+                dst.bytes
+            );
+        }
+        // SAFETY: bounds checked above; synchronous copy.
+        drv(unsafe { dr::memcpy_htod_sync(dst.ptr, src) }, "copy to device")
+    }
+
+    /// Upload raw bytes (quantized codes; little-endian words packed by the caller).
+    pub fn upload_bytes(&self, dst: &DevBuf, src: &[u8]) -> Result<()> {
+        if src.len() > dst.bytes {
+            bail!(
+                "upload of {} bytes into a buffer of {} bytes",
                 src.len(),
                 dst.bytes
             );
