@@ -16,8 +16,9 @@
 //! dtype: bf16
 //! ```
 //!
-//! Kinds: `matmul`, `training-memory`, `transformer-shapes`, `float-formats`, `kv-cache`,
-//! `inference-roofline`, `paged-kv`; every kind also
+//! Kinds: `matmul`, `training-memory`, `transformer-shapes`, `float-formats`; for the inference
+//! paths `kv-cache`, `inference-roofline`, `paged-kv`; for the parallelism paths
+//! `parallel-memory`, `collective`, `pipeline`, `parallel-explorer`; every kind also
 //! takes an optional `caption:`. Unknown keys, missing keys and bad values are errors that name
 //! the line within the block and list what is allowed; nothing here panics on input.
 //!
@@ -25,6 +26,8 @@
 //! table, and a `<figcaption>` that lists the inputs and marks datasheet figures), with no blank
 //! line and no `<?xml` header so CommonMark keeps it one block; deterministic for the same input.
 
+pub mod collective;
+pub mod explorer;
 pub mod floats;
 pub mod fmt;
 pub mod inference;
@@ -34,6 +37,8 @@ pub mod matmul;
 pub mod memory;
 pub mod models;
 pub mod paged;
+pub mod parallel_memory;
+pub mod pipeline;
 pub mod shapes;
 
 use crate::measure::results::ResultsFile;
@@ -52,6 +57,10 @@ pub const KINDS: &[&str] = &[
     "kv-cache",
     "inference-roofline",
     "paged-kv",
+    "parallel-memory",
+    "collective",
+    "pipeline",
+    "parallel-explorer",
 ];
 
 /// A parsed `calc:` block.
@@ -64,6 +73,10 @@ pub enum CalcSpec {
     KvCache(kv_cache::KvCacheSpec),
     InferenceRoofline(inference::InferenceSpec),
     PagedKv(paged::PagedSpec),
+    ParallelMemory(parallel_memory::ParallelMemorySpec),
+    Collective(collective::CollectiveSpec),
+    Pipeline(pipeline::PipelineSpec),
+    ParallelExplorer(explorer::ExplorerSpec),
 }
 
 impl CalcSpec {
@@ -77,6 +90,10 @@ impl CalcSpec {
             CalcSpec::KvCache(_) => "kv-cache",
             CalcSpec::InferenceRoofline(_) => "inference-roofline",
             CalcSpec::PagedKv(_) => "paged-kv",
+            CalcSpec::ParallelMemory(_) => "parallel-memory",
+            CalcSpec::Collective(_) => "collective",
+            CalcSpec::Pipeline(_) => "pipeline",
+            CalcSpec::ParallelExplorer(_) => "parallel-explorer",
         }
     }
 }
@@ -103,6 +120,10 @@ pub fn parse(body: &str) -> Result<CalcSpec, (usize, String, String)> {
         "kv-cache" => kv_cache::parse(&fields).map(CalcSpec::KvCache),
         "inference-roofline" => inference::parse(&fields).map(CalcSpec::InferenceRoofline),
         "paged-kv" => paged::parse(&fields).map(CalcSpec::PagedKv),
+        "parallel-memory" => parallel_memory::parse(&fields).map(CalcSpec::ParallelMemory),
+        "collective" => collective::parse(&fields).map(CalcSpec::Collective),
+        "pipeline" => pipeline::parse(&fields).map(CalcSpec::Pipeline),
+        "parallel-explorer" => explorer::parse(&fields).map(CalcSpec::ParallelExplorer),
         other => Err((
             fields.calc_line,
             format!("unknown calculator `calc: {other}`"),
@@ -124,6 +145,10 @@ pub fn render(spec: &CalcSpec, files: &[(PathBuf, ResultsFile)]) -> Result<Strin
         CalcSpec::KvCache(s) => kv_cache::render(s),
         CalcSpec::InferenceRoofline(s) => inference::render(s),
         CalcSpec::PagedKv(s) => paged::render(s),
+        CalcSpec::ParallelMemory(s) => parallel_memory::render(s),
+        CalcSpec::Collective(s) => collective::render(s),
+        CalcSpec::Pipeline(s) => pipeline::render(s)?,
+        CalcSpec::ParallelExplorer(s) => explorer::render(s),
     };
     // A blank line would end the HTML block in CommonMark and spill the rest as text.
     if html.contains("<?xml") || html.lines().any(|l| l.trim().is_empty()) {
