@@ -12,6 +12,10 @@
 //!   header, because CommonMark ends an HTML block at the first blank line.
 //! - Odd input never panics: it gives the "no data" box or an `Err` naming the problem.
 
+mod lab;
+
+pub use lab::render_lab_figure;
+
 use crate::figspec::{benches, FigureSpec, VIEWS};
 use crate::measure::results::{DeviceInfo, FailStage, Outcome, Record, ResultsFile};
 use plotters::coord::Shift;
