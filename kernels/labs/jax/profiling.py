@@ -89,7 +89,8 @@ def top_ops_from_trace(run, n_runs=5, top=12):
     all_us = sum(total.values()) or 1.0
     rows = [[name[:60], calls[name] // n_runs, round(us / n_runs, 1), round(100 * us / all_us, 1)]
             for name, us in total.most_common(top)]
-    return {"columns": ["op", "calls_per_run", "time_us_per_run", "pct"], "rows": rows}, source
+    columns = [f"op ({source})", "calls_per_run", "time_us_per_run", "pct"]  # which line was read
+    return {"columns": columns, "rows": rows}, source
 
 
 def hlo_census(compiled, top=12):

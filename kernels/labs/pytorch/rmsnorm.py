@@ -82,9 +82,13 @@ def load_book_kernel_nvcc():
     major, minor = torch.cuda.get_device_capability()
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="hdlc_rmsnorm_"))
     (tmp / "k.cu").write_text(KERNEL_FILE.read_text() + C_LAUNCHER)
-    subprocess.run(["nvcc", "-O3", "-shared", "-Xcompiler", "-fPIC",
-                    f"-arch=sm_{major}{minor}", "-o", str(tmp / "k.so"), str(tmp / "k.cu")],
-                   check=True, capture_output=True, timeout=120)
+    from torch.utils.cpp_extension import CUDA_HOME  # where PyTorch found the toolkit, if anywhere
+    nvcc = str(pathlib.Path(CUDA_HOME) / "bin" / "nvcc") if CUDA_HOME else "nvcc"
+    proc = subprocess.run([nvcc, "-O3", "-shared", "-Xcompiler", "-fPIC",
+                           f"-arch=sm_{major}{minor}", "-o", str(tmp / "k.so"), str(tmp / "k.cu")],
+                          check=False, capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        raise RuntimeError(f"nvcc failed: {proc.stderr[-1500:]}")
     lib = ctypes.CDLL(str(tmp / "k.so"))
     lib.launch_rmsnorm_vec4.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 2 + \
         [ctypes.c_float, ctypes.c_void_p]

@@ -89,6 +89,33 @@ def top_kernels(model, engine_cls, norm, reqs, ecfg, batch=16, k=12):
             "rows": [r + [100.0 * r[2] / total] for r in rows[:k]]}
 
 
+def check_bf16(device, cfg):
+    """The token check runs in FP32; the timed run is BF16. So the Triton kernels are also
+    compared with their PyTorch counterparts in BF16 on random inputs (rel_error <= 1e-2).
+    Returns an error sentence or None."""
+    from triton_kernels import paged_decode_attention, rmsnorm_triton
+    g = torch.Generator(device=device).manual_seed(labkit.SEED)
+    bf = torch.bfloat16
+    x = torch.randn(64, cfg.d_model, generator=g, device=device).to(bf)
+    w = (torch.rand(cfg.d_model, generator=g, device=device) + 0.5).to(bf)
+    err = labkit.rel_error(rmsnorm_triton(x, w, cfg.eps), M.rmsnorm_eager(x, w, cfg.eps))
+    if not err <= 1e-2:
+        return f"Triton RMSNorm in BF16: rel_error {err:.2e} > 1e-2"
+    bs, n_blocks, B = 16, 32, 4
+    kc = torch.randn(n_blocks * bs, cfg.n_kv_heads, cfg.head_dim, generator=g, device=device).to(bf)
+    vc = torch.randn(n_blocks * bs, cfg.n_kv_heads, cfg.head_dim, generator=g, device=device).to(bf)
+    q = torch.randn(B, cfg.n_heads, cfg.head_dim, generator=g, device=device).to(bf)
+    tables = torch.randperm(n_blocks - 1, generator=g, device=device)[:B * 6].view(B, 6) + 1
+    ctx = torch.tensor([1, 17, 50, 96], device=device)
+    gather = (tables[:, :, None] * bs + torch.arange(bs, device=device)).flatten(1)
+    mask = torch.arange(6 * bs, device=device)[None, :] < ctx[:, None]
+    ref = M.sdpa(q[:, None], kc[gather], vc[gather], mask=mask[:, None, :])[:, 0]
+    err = labkit.rel_error(paged_decode_attention(q, kc, vc, tables, ctx, bs), ref)
+    if not err <= 1e-2:
+        return f"paged Triton decode attention in BF16: rel_error {err:.2e} > 1e-2"
+    return None
+
+
 VARIANTS = [  # variant, label, engine, RMSNorm, needs Triton
     ("sdpa_eager_norm", "SDPA + eager RMSNorm", PrefixEngine, "eager", False),
     ("sdpa_triton_norm", "SDPA + Triton RMSNorm", PrefixEngine, "triton", True),
@@ -116,6 +143,8 @@ def main():
             engine_cls = type(f"Engine_{variant}", (engine_cls,), {})
             serve = make_serve(engine_cls, norm)
             err = bench.verify(serve, rung + 1, device, cfg)  # rung > 1: compare with snapshot 1
+            if not err and needs_triton and device == "cuda":
+                err = check_bf16(device, cfg)
         except Exception as e:
             labkit.failed(variant, label, params, "launch", f"{type(e).__name__}: {e}", rung=rung)
             continue

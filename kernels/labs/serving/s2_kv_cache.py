@@ -35,7 +35,7 @@ class KVCache:
         return sdpa(q[None], keys[None], values[None], causal=(start == 0 and n > 1))[0]
 
 
-def generate(model, prompt, max_tokens, emit, cache, clock, rid):
+def generate(model, prompt, max_tokens, emit, cache, clock):
     ids = list(prompt)  # the first step feeds the prompt, later steps one token
     for _ in range(max_tokens):
         pos = torch.arange(cache.len, cache.len + len(ids), device=model.device)
@@ -52,7 +52,7 @@ def serve(model, requests, ecfg, clock):
     for r in requests:
         cache = KVCache(model, ecfg.max_model_len)  # sized for the longest request it may get
         generate(model, r.prompt, r.max_tokens, lambda t, rid=r.rid: clock.token(rid, t),
-                 cache, clock, r.rid)
+                 cache, clock)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,8 @@ def rmsnorm_triton(x, w, eps):
 def paged_decode_kernel(q_ptr, k_ptr, v_ptr, tables_ptr, ctx_ptr, o_ptr, scale, table_stride,
                         KV: tl.constexpr, G: tl.constexpr, D: tl.constexpr, BS: tl.constexpr):
     """One program per (sequence, kv head): its G query heads against the sequence's pages,
-    one block of BS positions per iteration, with an online softmax."""
+    one block of BS positions per iteration, with an online softmax. The loop stops at the
+    sequence's own length; positions past it in the last block are masked and load nothing."""
     b = tl.program_id(0)
     kvh = tl.program_id(1)
     ctx = tl.load(ctx_ptr + b)
@@ -52,13 +53,15 @@ def paged_decode_kernel(q_ptr, k_ptr, v_ptr, tables_ptr, ctx_ptr, o_ptr, scale, 
     for i in range(0, tl.cdiv(ctx, BS)):
         block = tl.load(tables_ptr + b * table_stride + i).to(tl.int64)
         kv_rows = (block * BS + t) * KV + kvh  # cache is [blocks * BS, KV, D]
-        k = tl.load(k_ptr + kv_rows[:, None] * D + d[None, :]).to(tl.float32)  # [BS, D]
-        s = tl.sum(q[:, None, :] * k[None, :, :], axis=2) * scale  # [G, BS]
-        s = tl.where((i * BS + t < ctx)[None, :], s, float("-inf"))
+        valid = i * BS + t < ctx  # [BS]
+        k = tl.load(k_ptr + kv_rows[:, None] * D + d[None, :], mask=valid[:, None], other=0.0)
+        s = tl.sum(q[:, None, :] * k.to(tl.float32)[None, :, :], axis=2) * scale  # [G, BS]
+        s = tl.where(valid[None, :], s, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(s, axis=1))
         p = tl.exp(s - m_new[:, None])
         alpha = tl.exp(m_i - m_new)
-        v = tl.load(v_ptr + kv_rows[:, None] * D + d[None, :]).to(tl.float32)
+        v = tl.load(v_ptr + kv_rows[:, None] * D + d[None, :], mask=valid[:, None], other=0.0)
+        v = v.to(tl.float32)
         acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * v[None, :, :], axis=1)
         l_i = l_i * alpha + tl.sum(p, axis=1)
         m_i = m_new
