@@ -63,8 +63,8 @@ pub fn benches() -> Vec<&'static str> {
     v.push(CPU_BENCH);
     v
 }
-/// Views of a benchmark family.
-pub const VIEWS: &[&str] = &["ladder", "roofline", "scaling", "table"];
+/// Views of a benchmark family: the renderer's registry, so `check` and drawing always agree.
+pub const VIEWS: &[&str] = &crate::render::figures::VIEW_NAMES;
 
 /// Parse and check a figure block body. Errors are (line offset within the block, message, hint).
 pub fn parse(body: &str) -> Result<FigureSpec, (usize, String, String)> {
