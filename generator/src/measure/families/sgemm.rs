@@ -74,11 +74,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         ));
     }
     let seed = ctx.seed(item);
-    let kernel = if item.baseline {
-        None
-    } else {
-        Some(ctx.kernel(FILE, item.variant)?)
-    };
+    let kernel = ctx.variant_kernel(FILE, item)?;
     let gpu = ctx.gpu;
     let a_host = random_vec(m * k, seed ^ 0xa, -1.0, 1.0);
     let b_host = random_vec(k * n, seed ^ 0xb, -1.0, 1.0);
