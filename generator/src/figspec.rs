@@ -4,11 +4,12 @@
 //! drawing anything.
 
 use serde::Deserialize;
+use std::collections::BTreeMap;
 
 /// A figure block: a measured benchmark view, or a calculator computed at build time.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Figure {
-    Bench(FigureSpec),
+    Bench(Box<FigureSpec>),
     Calc(crate::calc::CalcSpec),
 }
 
@@ -23,13 +24,22 @@ impl Figure {
 }
 
 /// Parse any figure block: `calc:` blocks go to the calculators, the rest are benchmark views.
-pub fn parse_figure(body: &str) -> Result<Figure, (usize, String, String)> {
+/// `labs` are the lab families the manifests declare (see [`lab_families`]).
+pub fn parse_figure(body: &str, labs: &[String]) -> Result<Figure, (usize, String, String)> {
     let is_calc = body.lines().any(|l| l.trim_start().starts_with("calc:"));
     if is_calc {
         crate::calc::parse(body).map(Figure::Calc)
     } else {
-        parse(body).map(Figure::Bench)
+        parse(body, labs).map(|s| Figure::Bench(Box::new(s)))
     }
+}
+
+/// The figure families that labs provide: the `family` of every manifest entry, deduplicated.
+pub fn lab_families(labs: &[crate::measure::labs::manifest::Lab]) -> Vec<String> {
+    let mut v: Vec<String> = labs.iter().map(|l| l.family.clone()).collect();
+    v.sort();
+    v.dedup();
+    v
 }
 
 /// A measured-figure request as written in a card.
@@ -47,6 +57,61 @@ pub struct FigureSpec {
     /// Optional problem size to draw (e.g. 4096 for sgemm); default is the family's largest.
     #[serde(default)]
     pub size: Option<u64>,
+    /// Lab figures: the value drawn — `time` (median ms, the default), `tflops`, `gbps`, or a
+    /// key of the records' `metrics`.
+    #[serde(default)]
+    pub metric: Option<String>,
+    /// Lab figures: keep only records whose params have these values.
+    #[serde(default, rename = "where")]
+    pub filter: Option<BTreeMap<String, u64>>,
+    /// Lab figures: keep only these variants, drawn in this order.
+    #[serde(default)]
+    pub variants: Option<Vec<String>>,
+    /// Lab `scaling` figures: the param on the x axis (default: the one param that varies).
+    #[serde(default)]
+    pub x: Option<String>,
+    /// Lab `curve` figures: which named series of each record to draw.
+    #[serde(default)]
+    pub series: Option<String>,
+    /// Lab `records` figures: which named table of each record to print.
+    #[serde(default)]
+    pub table: Option<String>,
+    /// Lab `table` figures: lines of code per variant, counted from the source named as
+    /// `file#name` (a `.cu` kernel or a Python def/class, as `include` blocks name them).
+    #[serde(default)]
+    pub loc: Option<BTreeMap<String, String>>,
+}
+
+impl FigureSpec {
+    /// A plain spec (used by tests and callers that build one in code).
+    pub fn new(bench: &str, show: &str) -> FigureSpec {
+        FigureSpec {
+            bench: bench.into(),
+            show: show.into(),
+            caption: None,
+            size: None,
+            metric: None,
+            filter: None,
+            variants: None,
+            x: None,
+            series: None,
+            table: None,
+            loc: None,
+        }
+    }
+
+    /// The keys only lab figures take, with whether each is set.
+    fn lab_keys(&self) -> [(&'static str, bool); 7] {
+        [
+            ("metric", self.metric.is_some()),
+            ("where", self.filter.is_some()),
+            ("variants", self.variants.is_some()),
+            ("x", self.x.is_some()),
+            ("series", self.series.is_some()),
+            ("table", self.table.is_some()),
+            ("loc", self.loc.is_some()),
+        ]
+    }
 }
 
 fn default_show() -> String {
@@ -66,8 +131,12 @@ pub fn benches() -> Vec<&'static str> {
 /// Views of a benchmark family: the renderer's registry, so `check` and drawing always agree.
 pub const VIEWS: &[&str] = &crate::render::figures::VIEW_NAMES;
 
+/// Views of a lab family.
+pub const LAB_VIEWS: &[&str] = &crate::render::figures::LAB_VIEW_NAMES;
+
 /// Parse and check a figure block body. Errors are (line offset within the block, message, hint).
-pub fn parse(body: &str) -> Result<FigureSpec, (usize, String, String)> {
+/// `labs` are the lab families the manifests declare.
+pub fn parse(body: &str, labs: &[String]) -> Result<FigureSpec, (usize, String, String)> {
     let spec: FigureSpec = serde_yaml_ng::from_str(body).map_err(|e| {
         let line = e.location().map(|l| l.line()).unwrap_or(1);
         let msg = e.to_string();
@@ -75,14 +144,31 @@ pub fn parse(body: &str) -> Result<FigureSpec, (usize, String, String)> {
         (
             line,
             format!("figure block: {msg}"),
-            "a figure block holds `bench:`, `show:` and optionally `caption:` and `size:`".to_string(),
+            "a figure block holds `bench:`, `show:` and optionally `caption:` and `size:`; lab \
+             figures also `metric:`, `where:`, `variants:`, `x:`, `series:`, `table:`, `loc:`"
+                .to_string(),
         )
     })?;
+    if labs.contains(&spec.bench) {
+        return check_lab(body, spec);
+    }
     if !benches().contains(&spec.bench.as_str()) {
+        let mut known: Vec<String> = benches().iter().map(|s| s.to_string()).collect();
+        known.extend(labs.iter().cloned());
         return Err((
             line_of(body, "bench"),
             format!("unknown benchmark `{}`", spec.bench),
-            format!("known benchmarks: {}", benches().join(", ")),
+            format!(
+                "known benchmarks: {} (lab families come from kernels/labs/*/labs.yaml)",
+                known.join(", ")
+            ),
+        ));
+    }
+    if let Some((key, _)) = spec.lab_keys().into_iter().find(|(_, set)| *set) {
+        return Err((
+            line_of(body, key),
+            format!("`{key}:` is for lab figures; `{}` is a kernel family", spec.bench),
+            "kernel figures take `bench:`, `show:`, `caption:` and `size:`".into(),
         ));
     }
     if !VIEWS.contains(&spec.show.as_str()) {
@@ -91,6 +177,68 @@ pub fn parse(body: &str) -> Result<FigureSpec, (usize, String, String)> {
             format!("unknown figure view `{}`", spec.show),
             format!("known views: {}", VIEWS.join(", ")),
         ));
+    }
+    Ok(spec)
+}
+
+/// The checks of a lab figure: its view exists and the view's required key is there.
+fn check_lab(body: &str, spec: FigureSpec) -> Result<FigureSpec, (usize, String, String)> {
+    let err = |key: &str, msg: String, hint: &str| Err((line_of(body, key), msg, hint.to_string()));
+    if !LAB_VIEWS.contains(&spec.show.as_str()) {
+        return err(
+            "show",
+            format!("unknown lab figure view `{}`", spec.show),
+            &format!("lab figures show: {}", LAB_VIEWS.join(", ")),
+        );
+    }
+    if spec.size.is_some() {
+        return err(
+            "size",
+            "`size:` is for kernel figures".into(),
+            "pick lab records with `where: {param: value}`",
+        );
+    }
+    match spec.show.as_str() {
+        "curve" if spec.series.is_none() => {
+            return err(
+                "show",
+                "`show: curve` needs `series:`".into(),
+                "e.g. `series: loss`",
+            )
+        }
+        "records" if spec.table.is_none() => {
+            return err(
+                "show",
+                "`show: records` needs `table:`".into(),
+                "e.g. `table: top_kernels`",
+            )
+        }
+        _ => {}
+    }
+    if let Some(m) = &spec.metric {
+        if m.trim().is_empty() {
+            return err(
+                "metric",
+                "empty `metric:`".into(),
+                "time, tflops, gbps or a key of the records' metrics",
+            );
+        }
+    }
+    if let Some(v) = &spec.variants {
+        if v.is_empty() {
+            return err(
+                "variants",
+                "empty `variants:` list".into(),
+                "leave it out to draw every variant",
+            );
+        }
+    }
+    if let Some(loc) = &spec.loc {
+        for (variant, source) in loc {
+            if let Err(e) = crate::include::parse_source_ref(source) {
+                return err("loc", format!("`loc:` of `{variant}`: {e}"), "write `file#name`, e.g. labs/triton/rmsnorm.py#rmsnorm_kernel or rmsnorm.cu#rmsnorm_block_vec4");
+            }
+        }
     }
     Ok(spec)
 }

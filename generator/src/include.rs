@@ -107,6 +107,29 @@ pub fn parse(body: &str) -> Result<IncludeSpec, (usize, String, String)> {
     Ok(spec)
 }
 
+/// A source named as `file#name` (a figure's `loc:` entry) as the include that cuts it: `name:`
+/// for a Python def/class, `kernel:` for a CUDA function. The file must be one `include` accepts.
+pub fn parse_source_ref(s: &str) -> Result<IncludeSpec, String> {
+    let (file, name) = s
+        .trim()
+        .split_once('#')
+        .ok_or_else(|| format!("`{s}` has no `#name`"))?;
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return Err(format!(
+            "`{s}`: the part after `#` must be one def, class or kernel name"
+        ));
+    }
+    resolve(Path::new(""), file)?;
+    let py = file.ends_with(".py");
+    Ok(IncludeSpec {
+        file: file.to_string(),
+        kernel: (!py).then(|| name.to_string()),
+        name: py.then(|| name.to_string()),
+        anchor: None,
+        lines: None,
+    })
+}
+
 /// Where an include's `file:` may point: a kernel file directly in kernels/, or a `.py` lab file
 /// under kernels/labs/. Anything else (other folders, `..`, absolute paths) is refused.
 fn resolve(root: &Path, file: &str) -> Result<(PathBuf, &'static str), String> {

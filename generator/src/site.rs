@@ -89,13 +89,14 @@ impl Site {
 
     /// Families the book's figures draw from.
     pub fn needed_families(&self) -> Vec<String> {
+        let labs = crate::figspec::lab_families(&self.book.labs);
         let mut v: Vec<String> = self
             .book
             .cards
             .iter()
             .flat_map(|c| crate::markup::scan(c.body(), c.body_offset))
             .filter_map(|p| match p {
-                crate::markup::Piece::Figure { body, .. } => crate::figspec::parse_figure(&body)
+                crate::markup::Piece::Figure { body, .. } => crate::figspec::parse_figure(&body, &labs)
                     .ok()
                     .and_then(|f| f.bench().map(str::to_string)),
                 _ => None,

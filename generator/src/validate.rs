@@ -289,6 +289,7 @@ fn check_graph(book: &Book, diags: &mut Diagnostics) {
 }
 
 fn check_body(book: &Book, card: &Card, diags: &mut Diagnostics) {
+    let lab_fams = crate::figspec::lab_families(&book.labs);
     let mut stray_line = 0;
     for piece in markup::scan(card.body(), card.body_offset) {
         let (line, col) = line_col(&card.source, piece.range().start);
@@ -331,8 +332,23 @@ fn check_body(book: &Book, card: &Card, diags: &mut Diagnostics) {
                 }
             }
             Piece::Figure { body, .. } => {
-                if let Err((off, msg, hint)) = crate::figspec::parse_figure(&body) {
-                    diags.error(&card.file, line + off, 1, msg).hint(hint);
+                match crate::figspec::parse_figure(&body, &lab_fams) {
+                    Err((off, msg, hint)) => {
+                        diags.error(&card.file, line + off, 1, msg).hint(hint);
+                    }
+                    Ok(crate::figspec::Figure::Bench(spec)) => {
+                        // `loc:` sources must exist now, not only when the figure is drawn.
+                        for (variant, source) in spec.loc.iter().flatten() {
+                            let found = crate::include::parse_source_ref(source)
+                                .and_then(|inc| crate::include::extract(&book.root, &inc));
+                            if let Err(e) = found {
+                                diags
+                                    .error(&card.file, line, col, format!("`loc:` of `{variant}`: {e}"))
+                                    .hint("name a def/class of a lab file or a kernel of a .cu file as `file#name`");
+                            }
+                        }
+                    }
+                    Ok(_) => {}
                 }
             }
             Piece::Link { url, .. } => {

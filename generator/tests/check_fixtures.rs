@@ -76,7 +76,7 @@ failing! {
     malformed_paths => "malformed-paths" contains "error: paths.yaml:4:3: paths.yaml: .[0]: unknown field `colour`";
     no_front_matter => "no-front-matter" contains "error: cards/basics/bytes.md:1:1: missing front matter";
     missing_paths => "missing-paths" contains "error: paths.yaml: cannot read paths.yaml";
-    unknown_include => "unknown-include" contains "error: cards/basics/bytes.md:14:1: include: no kernel file `kernels/nothere.cu`";
+    unknown_include => "unknown-include" contains "error: cards/basics/bytes.md:14:1: include: no file `kernels/nothere.cu`";
     broken_relative_link => "broken-relative-link" contains "error: cards/basics/bytes.md:13:8: broken link `../paths/nowhere.md`";
 }
 

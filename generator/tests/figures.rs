@@ -22,10 +22,8 @@ fn files() -> Vec<(PathBuf, ResultsFile)> {
 
 fn spec(bench: &str, show: &str) -> FigureSpec {
     FigureSpec {
-        bench: bench.into(),
-        show: show.into(),
         caption: Some("테스트 그림 (fixture)".into()),
-        size: None,
+        ..FigureSpec::new(bench, show)
     }
 }
 

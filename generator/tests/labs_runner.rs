@@ -101,7 +101,18 @@ fn run_all(root: &Path) -> (ResultsFile, Vec<String>) {
     let mut notes = Vec::new();
     let (planned, _) = labs::plan(root, &labs, &env(), &device(), &file, false, &mut notes);
     let bar = indicatif::ProgressBar::hidden();
-    labs::run_planned(root, &planned, &mut file, &provenance(), 7, &bar, &mut notes);
+    let mut saves = 0;
+    labs::run_planned(
+        root,
+        &planned,
+        &mut file,
+        &provenance(),
+        7,
+        &bar,
+        &mut notes,
+        &mut |_| saves += 1,
+    );
+    assert_eq!(saves, planned.len(), "one save per lab");
     (file, notes)
 }
 

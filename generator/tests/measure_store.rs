@@ -392,12 +392,7 @@ fn shipped_tensor_core_and_attention_results_render() {
     }
     for bench in ["tc_gemm", "attention"] {
         for show in ["ladder", "scaling", "table", "roofline"] {
-            let spec = FigureSpec {
-                bench: bench.into(),
-                show: show.into(),
-                caption: None,
-                size: None,
-            };
+            let spec = FigureSpec::new(bench, show);
             let html = render_figure(&spec, &files, None).unwrap_or_else(|e| panic!("{bench}/{show}: {e}"));
             assert!(html.contains("<svg") || html.contains("<table"), "{bench}/{show}");
             if show == "ladder" {
@@ -406,10 +401,8 @@ fn shipped_tensor_core_and_attention_results_render() {
         }
     }
     let spec = FigureSpec {
-        bench: "attention".into(),
-        show: "table".into(),
-        caption: None,
         size: Some(16384),
+        ..FigureSpec::new("attention", "table")
     };
     let html = render_figure(&spec, &files, None).unwrap();
     assert!(

@@ -167,7 +167,7 @@ pub fn breakdown(c: &ModelConfig, batch: u64, seq: u64, regime: Regime) -> Break
 /// H100 80 GB memory, bytes (datasheet capacity, decimal GB).
 pub const H100_MEMORY: u128 = 80_000_000_000;
 
-const COLORS: [&str; 4] = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759"];
+pub(super) const COLORS: [&str; 4] = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759"];
 const PARTS: [&str; 4] = [
     "weights 가중치",
     "gradients 기울기",
@@ -176,7 +176,7 @@ const PARTS: [&str; 4] = [
 ];
 
 /// 1, 2 or 5 × 10^k, chosen so that `max` spans at most about six ticks.
-fn tick_step(max: f64) -> f64 {
+pub(super) fn tick_step(max: f64) -> f64 {
     if max <= 0.0 || !max.is_finite() {
         return 1.0;
     }
@@ -190,8 +190,8 @@ fn tick_step(max: f64) -> f64 {
     10.0 * mag
 }
 
-/// The stacked bars, one per regime, in GiB.
-fn svg(rows: &[(Regime, Breakdown)]) -> String {
+/// The stacked bars, one per labelled row, in GiB (also drawn by `calc: parallel-memory`).
+pub(super) fn svg(rows: &[(String, Breakdown)]) -> String {
     const W: f64 = 640.0;
     const LEFT: f64 = 178.0;
     const RIGHT: f64 = 560.0;
@@ -213,7 +213,7 @@ fn svg(rows: &[(Regime, Breakdown)]) -> String {
         s,
         "<svg class=\"hdlc-chart\" width=\"100%\" viewBox=\"0 0 {W} {height}\" preserveAspectRatio=\"xMidYMid meet\" \
          xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\" font-size=\"12.5\" fill=\"currentColor\" \
-         role=\"img\" aria-label=\"학습 메모리 구성: 세 가지 방식의 누적 막대 (GiB)\">"
+         role=\"img\" aria-label=\"학습 메모리 구성: 방식별 누적 막대 (GiB)\">"
     );
     // Legend, two rows.
     for (i, (name, color)) in PARTS.iter().zip(COLORS).enumerate() {
@@ -252,14 +252,14 @@ fn svg(rows: &[(Regime, Breakdown)]) -> String {
         axis_y + 34.0
     );
     // Bars.
-    for (i, (regime, b)) in rows.iter().enumerate() {
+    for (i, (label, b)) in rows.iter().enumerate() {
         let y = TOP + i as f64 * (BAR + GAP);
         let _ = writeln!(
             s,
             "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
             LEFT - 8.0,
             y + BAR / 2.0 + 4.5,
-            regime.label()
+            label
         );
         let mut acc = 0u128;
         for (part, color) in b.parts().into_iter().zip(COLORS) {
@@ -327,7 +327,8 @@ pub(super) fn render(spec: &ModelRunSpec) -> String {
 
     let mut h = String::new();
     let _ = writeln!(h, "<figure class=\"hdlc-figure hdlc-calc\" id=\"{id}\">");
-    h.push_str(&svg(&rows));
+    let labelled: Vec<(String, Breakdown)> = rows.iter().map(|(r, b)| (r.label().to_string(), *b)).collect();
+    h.push_str(&svg(&labelled));
     h.push('\n');
     h.push_str("<div class=\"table-wrapper\">\n<table>\n<thead>\n<tr><th>항목</th>");
     for (r, _) in &rows {

@@ -16,7 +16,9 @@
 //! dtype: bf16
 //! ```
 //!
-//! Kinds: `matmul`, `training-memory`, `transformer-shapes`, `float-formats`; every kind also
+//! Kinds: `matmul`, `training-memory`, `transformer-shapes`, `float-formats`; for the inference
+//! paths `kv-cache`, `inference-roofline`, `paged-kv`; for the parallelism paths
+//! `parallel-memory`, `collective`, `pipeline`, `parallel-explorer`; every kind also
 //! takes an optional `caption:`. Unknown keys, missing keys and bad values are errors that name
 //! the line within the block and list what is allowed; nothing here panics on input.
 //!
@@ -24,12 +26,19 @@
 //! table, and a `<figcaption>` that lists the inputs and marks datasheet figures), with no blank
 //! line and no `<?xml` header so CommonMark keeps it one block; deterministic for the same input.
 
+pub mod collective;
+pub mod explorer;
 pub mod floats;
 pub mod fmt;
+pub mod inference;
 pub mod kv;
+pub mod kv_cache;
 pub mod matmul;
 pub mod memory;
 pub mod models;
+pub mod paged;
+pub mod parallel_memory;
+pub mod pipeline;
 pub mod shapes;
 
 use crate::measure::results::ResultsFile;
@@ -40,7 +49,19 @@ pub use matmul::MatmulSpec;
 pub use memory::ModelRunSpec;
 
 /// The calculator kinds, in the order hints list them.
-pub const KINDS: &[&str] = &["matmul", "training-memory", "transformer-shapes", "float-formats"];
+pub const KINDS: &[&str] = &[
+    "matmul",
+    "training-memory",
+    "transformer-shapes",
+    "float-formats",
+    "kv-cache",
+    "inference-roofline",
+    "paged-kv",
+    "parallel-memory",
+    "collective",
+    "pipeline",
+    "parallel-explorer",
+];
 
 /// A parsed `calc:` block.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +70,13 @@ pub enum CalcSpec {
     TrainingMemory(ModelRunSpec),
     TransformerShapes(ModelRunSpec),
     FloatFormats(FloatFormatsSpec),
+    KvCache(kv_cache::KvCacheSpec),
+    InferenceRoofline(inference::InferenceSpec),
+    PagedKv(paged::PagedSpec),
+    ParallelMemory(parallel_memory::ParallelMemorySpec),
+    Collective(collective::CollectiveSpec),
+    Pipeline(pipeline::PipelineSpec),
+    ParallelExplorer(explorer::ExplorerSpec),
 }
 
 impl CalcSpec {
@@ -59,6 +87,13 @@ impl CalcSpec {
             CalcSpec::TrainingMemory(_) => "training-memory",
             CalcSpec::TransformerShapes(_) => "transformer-shapes",
             CalcSpec::FloatFormats(_) => "float-formats",
+            CalcSpec::KvCache(_) => "kv-cache",
+            CalcSpec::InferenceRoofline(_) => "inference-roofline",
+            CalcSpec::PagedKv(_) => "paged-kv",
+            CalcSpec::ParallelMemory(_) => "parallel-memory",
+            CalcSpec::Collective(_) => "collective",
+            CalcSpec::Pipeline(_) => "pipeline",
+            CalcSpec::ParallelExplorer(_) => "parallel-explorer",
         }
     }
 }
@@ -82,6 +117,13 @@ pub fn parse(body: &str) -> Result<CalcSpec, (usize, String, String)> {
         "training-memory" => memory::parse_run(&kind, &fields).map(CalcSpec::TrainingMemory),
         "transformer-shapes" => memory::parse_run(&kind, &fields).map(CalcSpec::TransformerShapes),
         "float-formats" => floats::parse(&fields).map(CalcSpec::FloatFormats),
+        "kv-cache" => kv_cache::parse(&fields).map(CalcSpec::KvCache),
+        "inference-roofline" => inference::parse(&fields).map(CalcSpec::InferenceRoofline),
+        "paged-kv" => paged::parse(&fields).map(CalcSpec::PagedKv),
+        "parallel-memory" => parallel_memory::parse(&fields).map(CalcSpec::ParallelMemory),
+        "collective" => collective::parse(&fields).map(CalcSpec::Collective),
+        "pipeline" => pipeline::parse(&fields).map(CalcSpec::Pipeline),
+        "parallel-explorer" => explorer::parse(&fields).map(CalcSpec::ParallelExplorer),
         other => Err((
             fields.calc_line,
             format!("unknown calculator `calc: {other}`"),
@@ -100,6 +142,13 @@ pub fn render(spec: &CalcSpec, files: &[(PathBuf, ResultsFile)]) -> Result<Strin
         CalcSpec::TrainingMemory(s) => memory::render(s),
         CalcSpec::TransformerShapes(s) => shapes::render(s),
         CalcSpec::FloatFormats(s) => floats::render(s),
+        CalcSpec::KvCache(s) => kv_cache::render(s),
+        CalcSpec::InferenceRoofline(s) => inference::render(s),
+        CalcSpec::PagedKv(s) => paged::render(s),
+        CalcSpec::ParallelMemory(s) => parallel_memory::render(s),
+        CalcSpec::Collective(s) => collective::render(s),
+        CalcSpec::Pipeline(s) => pipeline::render(s)?,
+        CalcSpec::ParallelExplorer(s) => explorer::render(s),
     };
     // A blank line would end the HTML block in CommonMark and spill the rest as text.
     if html.contains("<?xml") || html.lines().any(|l| l.trim().is_empty()) {
@@ -128,6 +177,18 @@ mod tests {
                 "transformer-shapes",
             ),
             ("calc: float-formats\n", "float-formats"),
+            (
+                "calc: kv-cache\nmodel: llama3-8b\nbatch: 1\ncontext: 8\n",
+                "kv-cache",
+            ),
+            (
+                "calc: inference-roofline\nmodel: llama3-8b\ncontext: 8\nbatches: [1]\n",
+                "inference-roofline",
+            ),
+            (
+                "calc: paged-kv\nmax_len: 64\nblocks: [16]\nlengths: [5]\n",
+                "paged-kv",
+            ),
         ] {
             assert_eq!(parse(body).unwrap().kind(), kind);
         }

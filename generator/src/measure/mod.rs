@@ -401,6 +401,16 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
         notes.append(&mut ctx.notes);
         let mut measured = new_records.len();
         store::merge(&mut file, new_records);
+        if !lab_plan.is_empty() {
+            // Kernels are done: keep their results before the (slower) labs start.
+            store::save_atomic(&path, &file)?;
+        }
+        let mut save_failed: Option<String> = None;
+        let mut saved = |f: &ResultsFile| {
+            if let Err(e) = store::save_atomic(&path, f) {
+                save_failed = Some(e.to_string());
+            }
+        };
         measured += labs::run_planned(
             &opts.root,
             &lab_plan,
@@ -409,7 +419,11 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
             base_seed,
             &bar,
             &mut notes,
+            &mut saved,
         );
+        if let Some(e) = save_failed {
+            notes.push(format!("could not save after a lab: {e}"));
+        }
         bar.finish_and_clear();
         store::save_atomic(&path, &file)?;
         notes.push(format!(

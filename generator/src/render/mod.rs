@@ -370,7 +370,20 @@ fn sorted_paths(book: &Book) -> Vec<usize> {
 }
 
 /// Rewrite a card body for mdBook: links, math and figures.
+/// Lines of code of each variant a lab figure's `loc:` names, counted from the sources now.
+fn lab_loc(book: &Book, spec: &crate::figspec::FigureSpec) -> Result<BTreeMap<String, usize>, String> {
+    let mut out = BTreeMap::new();
+    for (variant, source) in spec.loc.iter().flatten() {
+        let inc = crate::include::parse_source_ref(source)?;
+        let x =
+            crate::include::extract(&book.root, &inc).map_err(|e| format!("`loc:` of `{variant}`: {e}"))?;
+        out.insert(variant.clone(), x.code_lines());
+    }
+    Ok(out)
+}
+
 fn render_body(book: &Book, card: &Card, figs: &FigureData, diags: &mut Diagnostics) -> BodyView {
+    let labs = crate::figspec::lab_families(&book.labs);
     let mut src = card.source.clone();
     let mut pieces = markup::scan(card.body(), card.body_offset);
     pieces.sort_by_key(|p| std::cmp::Reverse(p.range().start));
@@ -414,9 +427,14 @@ fn render_body(book: &Book, card: &Card, figs: &FigureData, diags: &mut Diagnost
                 }
             }
             Piece::Figure { body, .. } => {
-                let html = crate::figspec::parse_figure(&body)
+                let html = crate::figspec::parse_figure(&body, &labs)
                     .map_err(|(_, m, _)| m)
                     .and_then(|fig| match fig {
+                        crate::figspec::Figure::Bench(spec) if labs.contains(&spec.bench) => {
+                            lab_loc(book, &spec).and_then(|loc| {
+                                figures::render_lab_figure(&spec, figs.files, figs.local_device, &loc)
+                            })
+                        }
                         crate::figspec::Figure::Bench(spec) => {
                             figures::render_figure(&spec, figs.files, figs.local_device)
                         }

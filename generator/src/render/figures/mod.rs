@@ -17,11 +17,14 @@
 //! (a family's rows, size axis and colors), `caption` (provenance and notes), `style` (palette and
 //! SVG plumbing), `format` (numbers and text). `figspec` takes its list of views from [`VIEWS`], so
 //! `check` and the renderer cannot disagree. A new view is one file plus one line in [`VIEWS`].
+//! Figures of lab families (records of the Python labs) are drawn by `lab/`, whose views are
+//! registered the same way in [`LAB_VIEWS`].
 
 mod caption;
 mod classify;
 mod family;
 mod format;
+mod lab;
 mod ladder;
 mod prelude;
 mod roofline;
@@ -36,13 +39,16 @@ use classify::{classify, State, Unit};
 use family::Family;
 use std::path::PathBuf;
 
+pub use lab::{render_lab_figure, LAB_VIEWS, LAB_VIEW_NAMES};
+
 /// A figure view: its name as written after `show:` and the function that draws it.
 pub struct View {
     pub name: &'static str,
     draw: fn(&Ctx) -> Result<String, String>,
 }
 
-/// Every view a figure block may ask for, in the order `check` lists them.
+/// Every view a kernel-family figure block may ask for, in the order `check` lists them (lab
+/// families have their own views: [`LAB_VIEWS`]).
 pub const VIEWS: &[View] = &[
     View {
         name: "ladder",

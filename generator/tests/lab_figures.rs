@@ -1,0 +1,132 @@
+//! Lab figures drawn from a hand-written fixture (`tests/fixtures/results/lab-gpu.json`, family
+//! `fixture_lab`: fake numbers, never shipped), and the checks of lab figure blocks.
+
+use hdlc::figspec::{parse, FigureSpec};
+use hdlc::measure::results::ResultsFile;
+use hdlc::render::figures::render_lab_figure;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+fn files() -> Vec<(PathBuf, ResultsFile)> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results/lab-gpu.json");
+    let f: ResultsFile = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    vec![(PathBuf::from("lab-gpu.json"), f)]
+}
+
+fn labs() -> Vec<String> {
+    vec!["fixture_lab".to_string()]
+}
+
+fn draw(block: &str) -> String {
+    let spec = parse(block, &labs()).unwrap_or_else(|e| panic!("{block}: {e:?}"));
+    let html = render_lab_figure(&spec, &files(), None, &BTreeMap::new()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        !html.lines().any(|l| l.trim().is_empty()),
+        "one HTML block:\n{html}"
+    );
+    assert!(!html.contains("<?xml"));
+    html
+}
+
+#[test]
+fn failures_are_named_never_drawn() {
+    let html = draw("bench: fixture_lab\nshow: table\nwhere: {cols: 4096}\n");
+    // The crashed and the unverified variants: shown as failed, with the crash's error.
+    assert!(html.contains("lab crashed"), "{html}");
+    assert!(html.contains("fixture crash"), "{html}");
+    assert!(html.contains("verification failed"), "{html}");
+    // The unverified record's time (0.0137 ms) must not appear as a number.
+    assert!(!html.contains("0.0137"), "{html}");
+    // Provenance names the machine and the frameworks.
+    assert!(
+        html.contains("Test GPU (fixture)") && html.contains("torch 2.11.0+fixture"),
+        "{html}"
+    );
+    // % of baseline: the Triton row at 4096 is baseline time ÷ its time = 0.1 / 0.12.
+    assert!(html.contains("83.3%"), "{html}");
+}
+
+#[test]
+fn ladder_and_scaling_draw_the_metric() {
+    let html = draw("bench: fixture_lab\nshow: ladder\nmetric: tokens_per_s\nwhere: {cols: 1024}\nvariants: [triton, eager]\n");
+    assert!(html.contains("<svg"));
+    assert!(html.contains("3,024") && html.contains("2,024"), "{html}");
+    let t = html.find("Triton kernel").unwrap();
+    let e = html.find("eager PyTorch").unwrap();
+    assert!(t < e, "variants: order kept");
+    let html =
+        draw("bench: fixture_lab\nshow: scaling\nmetric: gbps\nvariants: [eager, triton, copy]\nx: cols\n");
+    assert!(html.contains("<svg") && html.contains("GB/s"), "{html}");
+}
+
+#[test]
+fn scaling_without_x_names_the_ambiguity() {
+    let spec = parse("bench: fixture_lab\nshow: scaling\n", &labs()).unwrap();
+    // cols varies, and so does nothing else; with the training record's own params it still works.
+    let r = render_lab_figure(&spec, &files(), None, &BTreeMap::new());
+    assert!(r.is_ok(), "{r:?}");
+}
+
+#[test]
+fn curve_and_records() {
+    let html = draw("bench: fixture_lab\nshow: curve\nseries: loss\nvariants: [train_fp32]\n");
+    assert!(html.contains("<svg") && html.contains("loss"), "{html}");
+    let html =
+        draw("bench: fixture_lab\nshow: records\ntable: top_kernels\nvariants: [train_fp32, compiled]\n");
+    assert!(
+        html.contains("ampere_sgemm_fixture") && html.contains("1,234") || html.contains("1234"),
+        "{html}"
+    );
+    assert!(html.contains("lab crashed"), "{html}");
+}
+
+#[test]
+fn lines_of_code_column() {
+    let spec = parse("bench: fixture_lab\nshow: table\nwhere: {cols: 1024}\n", &labs()).unwrap();
+    let loc = BTreeMap::from([("triton".to_string(), 17usize)]);
+    let html = render_lab_figure(&spec, &files(), None, &loc).unwrap();
+    assert!(
+        html.contains("lines of code") && html.contains("<td>17</td>"),
+        "{html}"
+    );
+}
+
+#[test]
+fn no_records_is_no_data() {
+    let spec = parse("bench: fixture_lab\nshow: ladder\nwhere: {cols: 3}\n", &labs()).unwrap();
+    let html = render_lab_figure(&spec, &files(), None, &BTreeMap::new()).unwrap();
+    assert!(html.contains("hdlc-nodata"), "{html}");
+}
+
+#[test]
+fn lab_keys_are_checked() {
+    let err = |body: &str| parse(body, &labs()).unwrap_err();
+    let (line, msg, _) = err("bench: sgemm\nshow: ladder\nmetric: tflops\n");
+    assert_eq!(line, 3);
+    assert!(msg.contains("lab figures"), "{msg}");
+    let (line, msg, _) = err("bench: fixture_lab\nshow: roofline\n");
+    assert_eq!(line, 2);
+    assert!(msg.contains("unknown lab figure view"), "{msg}");
+    let (_, msg, _) = err("bench: fixture_lab\nshow: curve\n");
+    assert!(msg.contains("series"), "{msg}");
+    let (_, msg, _) = err("bench: fixture_lab\nshow: records\n");
+    assert!(msg.contains("table"), "{msg}");
+    let (line, msg, _) = err("bench: fixture_lab\nshow: table\nloc:\n  triton: rmsnorm.cu\n");
+    assert_eq!(line, 3);
+    assert!(msg.contains("#name"), "{msg}");
+    let (_, msg, hint) = err("bench: not_a_lab\nshow: ladder\n");
+    assert!(
+        msg.contains("unknown benchmark") && hint.contains("fixture_lab"),
+        "{msg} {hint}"
+    );
+    let (line, _, _) = err("bench: fixture_lab\nshow: ladder\nvariants: []\n");
+    assert_eq!(line, 3);
+    // A lab family is unknown when no manifest declares it.
+    assert!(parse("bench: fixture_lab\nshow: ladder\n", &[]).is_err());
+    let ok: FigureSpec = parse(
+        "bench: fixture_lab\nshow: ladder\nmetric: tokens_per_s\n",
+        &labs(),
+    )
+    .unwrap();
+    assert_eq!(ok.metric.as_deref(), Some("tokens_per_s"));
+}
