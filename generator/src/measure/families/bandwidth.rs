@@ -1,4 +1,6 @@
 //! bandwidth: copies and vector add over 1 GiB arrays, against cuMemcpyDtoD.
+//!
+//! Why: the memory roof every other figure is drawn against is measured here, on the same GPU.
 
 use super::super::gpu::{Arg, Launch};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};

@@ -1,4 +1,6 @@
 //! gemv: y = A·x with A 16384 × 16384 (1 GiB read), against cuMemcpyDtoD of A.
+//!
+//! Why memcpy is the baseline: a GEMV reads A once, so copying A is the speed it can approach.
 
 use super::super::gpu::{Arg, Launch};
 use super::super::harness::{check_and_time, Ctx, Res};

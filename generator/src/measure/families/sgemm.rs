@@ -4,6 +4,9 @@
 //! CPU product at 256 × 256 × 256, and at the timed size on 256 sampled entries computed in f64.
 //! Each kernel is then checked against cuBLAS's output at the timed size over all M·N entries
 //! (without cuBLAS, against 4096 sampled f64 entries).
+//!
+//! Why cuBLAS is the baseline: it is what a reader's FP32 matmul would use, measured in the same
+//! run on the same GPU.
 
 use super::super::gpu::{Arg, DevBuf, Gpu, Launch};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};

@@ -1,4 +1,7 @@
 //! transpose: out = inᵀ for a 16384 × 16384 matrix (1 GiB each way), against cuMemcpyDtoD.
+//!
+//! Why memcpy is the baseline: a transpose moves the same bytes as a copy; the gap is the cost of
+//! its access pattern.
 
 use super::super::gpu::{Arg, Launch};
 use super::super::harness::{check_and_time, Ctx, Res};
