@@ -128,11 +128,11 @@ pub fn benches() -> Vec<&'static str> {
     v.push(CPU_BENCH);
     v
 }
-/// Views of a benchmark family.
-pub const VIEWS: &[&str] = &["ladder", "roofline", "scaling", "table"];
+/// Views of a benchmark family: the renderer's registry, so `check` and drawing always agree.
+pub const VIEWS: &[&str] = &crate::render::figures::VIEW_NAMES;
 
 /// Views of a lab family.
-pub const LAB_VIEWS: &[&str] = &["ladder", "scaling", "table", "curve", "records"];
+pub const LAB_VIEWS: &[&str] = &crate::render::figures::LAB_VIEW_NAMES;
 
 /// Parse and check a figure block body. Errors are (line offset within the block, message, hint).
 /// `labs` are the lab families the manifests declare.
