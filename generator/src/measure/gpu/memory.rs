@@ -49,6 +49,19 @@ impl Gpu {
         drv(unsafe { dr::memcpy_htod_sync(dst.ptr, src) }, "copy to device")
     }
 
+    /// Upload raw bytes (quantized codes; little-endian words packed by the caller).
+    pub fn upload_bytes(&self, dst: &DevBuf, src: &[u8]) -> Result<()> {
+        if src.len() > dst.bytes {
+            bail!(
+                "upload of {} bytes into a buffer of {} bytes",
+                src.len(),
+                dst.bytes
+            );
+        }
+        // SAFETY: bounds checked above; synchronous copy.
+        drv(unsafe { dr::memcpy_htod_sync(dst.ptr, src) }, "copy to device")
+    }
+
     /// Download 16-bit words (BF16 bit patterns).
     pub fn download_u16(&self, src: &DevBuf, n: usize) -> Result<Vec<u16>> {
         if n * 2 > src.bytes {

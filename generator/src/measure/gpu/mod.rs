@@ -62,6 +62,7 @@ pub struct Kernel {
 }
 
 /// A kernel argument.
+#[derive(Clone, Copy)]
 pub enum Arg<'a> {
     Buf(&'a DevBuf),
     I32(i32),

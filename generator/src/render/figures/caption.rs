@@ -188,7 +188,7 @@ pub(super) fn baseline_note(c: &Ctx, base: Option<(&Record, f64)>) -> Vec<String
 /// Families that run on the tensor cores in BF16: their compute ceiling is the BF16 tensor
 /// peak and cuBLAS BF16 GEMM, not the FP32 CUDA-core peak and SGEMM.
 pub(super) fn tensor_family(family: &str) -> bool {
-    family == "tc_gemm" || family == "attention"
+    family == "tc_gemm" || family == "tp_gemm" || family == "attention"
 }
 
 /// The datasheet compute peak (GFLOP/s) that matches a family, with its name.
