@@ -245,8 +245,13 @@ fn yaml_only_line_breaks_map_to_lines_of_the_block() {
     assert_eq!(hdlc::diag::yaml_line("a\r\rb", 3), 1);
     assert_eq!(hdlc::diag::yaml_line("a\n\u{85}b\nc", 4), 3);
     assert_eq!(hdlc::diag::yaml_line("a\r\nb", 2), 2);
-    for body in ["\r\r", "bench: sgemm\nshow: ladder\ncaption: \u{85}한 줄\u{85}  4096\n"] {
-        let Err((line, msg, _)) = parse_figure(body, &labs()) else { panic!("{body:?} parsed") };
+    for body in [
+        "\r\r",
+        "bench: sgemm\nshow: ladder\ncaption: \u{85}한 줄\u{85}  4096\n",
+    ] {
+        let Err((line, msg, _)) = parse_figure(body, &labs()) else {
+            panic!("{body:?} parsed")
+        };
         assert!(line <= body.matches('\n').count() + 1, "{line}: {msg}");
     }
 }
