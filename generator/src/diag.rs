@@ -42,6 +42,29 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+/// The line an editor shows for a line that serde_yaml reports. serde_yaml counts lines the
+/// YAML 1.1 way, where a lone `\r`, NEL (U+0085) and the Unicode line and paragraph separators
+/// also end a line; this counts `\n` only, as `line_col` and editors do, so that a YAML error
+/// never points past the text it came from.
+pub fn yaml_line(text: &str, yaml_line: usize) -> usize {
+    let (mut yaml, mut real) = (1, 1);
+    let mut chars = text.chars().peekable();
+    while yaml < yaml_line {
+        let Some(c) = chars.next() else { break };
+        match c {
+            '\n' => real += 1,
+            '\r' if chars.peek() == Some(&'\n') => {
+                chars.next();
+                real += 1;
+            }
+            '\r' | '\u{85}' | '\u{2028}' | '\u{2029}' => {}
+            _ => continue,
+        }
+        yaml += 1;
+    }
+    real
+}
+
 /// An ordered collection of diagnostics, sorted by file and line when printed.
 #[derive(Debug, Default, Clone)]
 pub struct Diagnostics {

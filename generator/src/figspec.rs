@@ -144,7 +144,7 @@ pub const LAB_VIEWS: &[&str] = &crate::render::figures::LAB_VIEW_NAMES;
 /// `labs` are the lab families the manifests declare.
 pub fn parse(body: &str, labs: &[String]) -> Result<FigureSpec, (usize, String, String)> {
     let spec: FigureSpec = serde_yaml_ng::from_str(body).map_err(|e| {
-        let line = e.location().map(|l| l.line()).unwrap_or(1);
+        let line = crate::diag::yaml_line(body, e.location().map(|l| l.line()).unwrap_or(1));
         let msg = e.to_string();
         let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
         (

@@ -82,7 +82,7 @@ pub fn count_code_lines(code: &str, lang: &str) -> usize {
 /// Parse a block body. Errors are (line within the block, message, hint).
 pub fn parse(body: &str) -> Result<IncludeSpec, (usize, String, String)> {
     let spec: IncludeSpec = serde_yaml_ng::from_str(body).map_err(|e| {
-        let line = e.location().map(|l| l.line()).unwrap_or(1);
+        let line = crate::diag::yaml_line(body, e.location().map(|l| l.line()).unwrap_or(1));
         let msg = e.to_string();
         let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
         (

@@ -191,7 +191,7 @@ pub fn parse_card(text: &str, rel: &Path, diags: &mut Diagnostics) -> Option<Car
         Err(e) => {
             let (line, col) = e
                 .location()
-                .map(|l| (yaml_line + l.line() - 1, l.column()))
+                .map(|l| (yaml_line + crate::diag::yaml_line(yaml, l.line()) - 1, l.column()))
                 .unwrap_or((yaml_line, 1));
             let msg = e.to_string();
             let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
@@ -242,7 +242,10 @@ pub fn parse_paths(text: &str, rel: &Path, diags: &mut Diagnostics) -> Vec<Learn
     let entries: Vec<PathEntry> = match serde_yaml_ng::from_str(text) {
         Ok(v) => v,
         Err(e) => {
-            let (line, col) = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
+            let (line, col) = e
+                .location()
+                .map(|l| (crate::diag::yaml_line(text, l.line()), l.column()))
+                .unwrap_or((1, 1));
             let msg = e.to_string();
             let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
             let hint = if msg.contains("unknown field") {

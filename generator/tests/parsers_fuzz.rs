@@ -238,3 +238,20 @@ proptest! {
         check_figure(&apply(FIGURES[i], &e))?;
     }
 }
+
+/// YAML 1.1 line breaks (lone `\r`, NEL, U+2028/9) that serde_yaml counts and editors do not.
+#[test]
+fn yaml_only_line_breaks_map_to_lines_of_the_block() {
+    assert_eq!(hdlc::diag::yaml_line("a\r\rb", 3), 1);
+    assert_eq!(hdlc::diag::yaml_line("a\n\u{85}b\nc", 4), 3);
+    assert_eq!(hdlc::diag::yaml_line("a\r\nb", 2), 2);
+    for body in [
+        "\r\r",
+        "bench: sgemm\nshow: ladder\ncaption: \u{85}한 줄\u{85}  4096\n",
+    ] {
+        let Err((line, msg, _)) = parse_figure(body, &labs()) else {
+            panic!("{body:?} parsed")
+        };
+        assert!(line <= body.matches('\n').count() + 1, "{line}: {msg}");
+    }
+}

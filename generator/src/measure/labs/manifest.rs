@@ -137,7 +137,7 @@ pub fn parse(
     let entries: Vec<Entry> = match serde_yaml_ng::from_str::<Option<Vec<Entry>>>(text) {
         Ok(v) => v.unwrap_or_default(),
         Err(e) => {
-            let line = e.location().map(|l| l.line()).unwrap_or(1).max(1);
+            let line = crate::diag::yaml_line(text, e.location().map(|l| l.line()).unwrap_or(1)).max(1);
             let msg = e.to_string();
             let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
             diags.error(rel, line, 1, format!("lab manifest: {msg}")).hint = Some(
