@@ -138,9 +138,9 @@ struct Cache {
     v: DevBuf,
     scales: Option<(DevBuf, DevBuf)>,
     table: Option<DevBuf>,
-    /// The values the kernel computes with (dequantized when quantized).
-    kh: Vec<f32>,
-    vh: Vec<f32>,
+    /// Quantized caches: the dequantized K and V values the kernel computes with (otherwise it
+    /// computes with the BF16 values themselves).
+    dequant: Option<(Vec<f32>, Vec<f32>)>,
 }
 
 fn upload_quantized(
@@ -179,8 +179,7 @@ fn make_cache(
             v,
             scales: Some((ks, vs)),
             table: None,
-            kh: kd,
-            vh: vd,
+            dequant: Some((kd, vd)),
         });
     }
     let (k, v) = (gpu.alloc(kb.len() * 2)?, gpu.alloc(vb.len() * 2)?);
@@ -202,8 +201,7 @@ fn make_cache(
         v,
         scales: None,
         table,
-        kh: kh.to_vec(),
-        vh: vh.to_vec(),
+        dequant: None,
     })
 }
 
@@ -338,14 +336,15 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             })
         }
     };
-    let quantized = cache.scales.is_some();
+    let quantized = cache.dequant.is_some();
     let mut vs_bf16 = 0.0;
     let mut t = check_and_time(gpu, item, TOL, &[&o], &mut || run(), &mut || {
         let out = bf16_to_f32(&gpu.download_u16(&o, nq)?);
         if quantized {
             vs_bf16 = checked_rel(&out, &qh, &kh, &vh, s);
         }
-        Ok(checked_rel(&out, &qh, &cache.kh, &cache.vh, s))
+        let (kv, vv) = cache.dequant.as_ref().map_or((&kh, &vh), |(k, v)| (k, v));
+        Ok(checked_rel(&out, &qh, kv, vv, s))
     })?;
     if quantized {
         t.metrics.insert("kv_err_vs_bf16".into(), vs_bf16);

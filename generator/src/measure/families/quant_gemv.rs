@@ -121,19 +121,20 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             },
         );
     }
-    // The kernel's weight: codes (or BF16 bits) and scales, and the values it multiplies.
-    let (w, scales, values): (DevBuf, Option<DevBuf>, Vec<f32>) = match fmt {
+    // The kernel's weight: codes (or BF16 bits) and scales, and the dequantized values it
+    // multiplies when quantized (otherwise the BF16 values themselves).
+    let (w, scales, dequant): (DevBuf, Option<DevBuf>, Option<Vec<f32>>) = match fmt {
         None => {
             let w = gpu.alloc(n * k * 2)?;
             gpu.upload_u16(&w, &wb)?;
-            (w, None, wh.clone())
+            (w, None, None)
         }
         Some(f) => {
             let q = quantize_rows_par(&wh, n, k, f);
             let (w, s) = (gpu.alloc(q.codes.len())?, gpu.alloc_f32(q.scales.len())?);
             gpu.upload_bytes(&w, &q.codes)?;
             gpu.upload_f32(&s, &q.scales)?;
-            (w, Some(s), q.dequant)
+            (w, Some(s), Some(q.dequant))
         }
     };
     drop(wb);
@@ -168,7 +169,15 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             if fmt.is_some() {
                 vs_bf16 = sampled_rel(&out, &xh, &wh, m, n, k, &rows);
             }
-            Ok(sampled_rel(&out, &xh, &values, m, n, k, &rows))
+            Ok(sampled_rel(
+                &out,
+                &xh,
+                dequant.as_deref().unwrap_or(&wh),
+                m,
+                n,
+                k,
+                &rows,
+            ))
         },
     )?;
     if fmt.is_some() {
