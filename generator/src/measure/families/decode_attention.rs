@@ -52,10 +52,11 @@ impl Shape {
 }
 
 /// Splits per sequence for the Flash-Decoding rungs: the fewest (a power of two) that give at
-/// least two CTAs per SM, while each split keeps at least 256 keys.
+/// least four CTAs per SM (each keeps 16 KB of K/V in flight, so four or more hide the memory
+/// latency), while each split keeps at least 256 keys.
 pub fn choose_splits(s: Shape, sm_count: usize) -> usize {
     let mut splits = 1;
-    while s.b * s.hkv * splits < 2 * sm_count && s.ctx / (splits * 2) >= 256 {
+    while s.b * s.hkv * splits < 4 * sm_count && s.ctx / (splits * 2) >= 256 {
         splits *= 2;
     }
     splits
@@ -367,7 +368,7 @@ mod tests {
     fn splits_fill_the_gpu_but_keep_256_keys() {
         assert_eq!(choose_splits(shape(64, 32, 512), 132), 1);
         let s = choose_splits(shape(1, 8, 32768), 132);
-        assert!(8 * s >= 264 && 32768 / s >= 256, "{s}");
+        assert!(8 * s >= 528 && 32768 / s >= 256, "{s}");
         assert_eq!(choose_splits(shape(1, 1, 512), 132), 2);
         for &(b, hkv, ctx) in &[(1, 1, 512), (8, 8, 4096), (1, 32, 32768)] {
             let sp = choose_splits(shape(b, hkv, ctx), 132);
