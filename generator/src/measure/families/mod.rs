@@ -50,6 +50,15 @@ pub(crate) fn blocks(work: u64, threads: u64) -> u64 {
     work.div_ceil(threads)
 }
 
+/// A fresh random `f32` input of `n` elements in [lo, hi) (seeded), on the host and uploaded: the
+/// first lines of nearly every family's set-up.
+pub(crate) fn random_input(gpu: &Gpu, n: usize, seed: u64, lo: f32, hi: f32) -> Res<(Vec<f32>, DevBuf)> {
+    let host = super::reference::random_vec(n, seed, lo, hi);
+    let dev = gpu.alloc_f32(n)?;
+    gpu.upload_f32(&dev, &host)?;
+    Ok((host, dev))
+}
+
 /// The device-memcpy baseline of a memory-bound family: copy the input `src` (whose host copy is
 /// `host`) into a fresh buffer, checked to be exact and timed like any variant.
 pub(crate) fn memcpy_baseline(gpu: &Gpu, item: &Item, src: &DevBuf, host: &[f32]) -> Res<Timing> {
