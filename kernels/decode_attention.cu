@@ -94,7 +94,8 @@ extern "C" __global__ void decode_naive(const bf16_t* __restrict__ Q, const bf16
 //
 // Grid (splits, hkv, b); 128 threads. The CTA owns keys [split·chunk, (split+1)·chunk) of one
 // (sequence, KV head) and all G query heads of that KV head. Per 32-key tile:
-//   1. load the K and V tile, converting (or dequantizing) to FP32 in shared memory;
+//   1. store the K and V tile fetched during the previous tile, converted (or dequantized) to
+//      FP32, in shared memory, and start fetching the next one into registers;
 //   2. scores S[g][t]: lane t of each warp takes key t, warps share out the query heads;
 //   3. per query head, the tile max and the online-softmax rescale factor (one warp per head);
 //   4. P·V: thread j owns output dimension j for all G heads (G accumulators in registers).
@@ -127,42 +128,60 @@ __device__ __forceinline__ size_t kv_row(const DecodeArgs& a, int seq, int kvh, 
     return (((size_t)seq * a.hkv + kvh) * a.ctx + t) * D;
 }
 
-// Load one 32-key tile of a cache (K or V) into shared memory as FP32, rows `stride` floats.
+// One thread's share of a 32-key tile of a cache (K or V), held in registers between the global
+// load and the shared-memory store, so that the next tile's loads are in flight while the CTA
+// computes on the current one. BF16: 32 rows × 256 B = 512 chunks of 16 B, 4 per thread;
+// 8-bit codes: 32 rows × 128 B = 256 chunks, 2 per thread, with their rows' scales.
+template <int KV>
+struct Raw {
+    static constexpr int CHUNKS = KV == KV_BF16 ? 4 : 2;
+    uint4 w[CHUNKS];
+    float s[CHUNKS];
+};
+
 template <int KV, bool PAGED>
-__device__ __forceinline__ void load_tile(const DecodeArgs& a, const void* src, const float* scale,
-                                          int seq, int kvh, int t0, float* dst, int stride)
+__device__ __forceinline__ void fetch_tile(const DecodeArgs& a, const void* src, const float* scale,
+                                           int seq, int kvh, int t0, Raw<KV>& r)
 {
-    if (KV == KV_BF16) {
-        // 32 rows × 256 B = 512 chunks of 16 B (8 values): 4 per thread.
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            int c = threadIdx.x + i * THREADS, t = c / 16, j = (c % 16) * 8;
-            const uint4 w = *reinterpret_cast<const uint4*>(
-                static_cast<const bf16_t*>(src) + kv_row<PAGED>(a, seq, kvh, t0 + t) + j);
-            float* d = dst + t * stride + j;
-            unsigned u[4] = {w.x, w.y, w.z, w.w};
+    for (int i = 0; i < Raw<KV>::CHUNKS; ++i) {
+        int c = threadIdx.x + i * THREADS;
+        if (KV == KV_BF16) {
+            int t = c / 16, j = (c % 16) * 8;
+            r.w[i] = *reinterpret_cast<const uint4*>(static_cast<const bf16_t*>(src) +
+                                                     kv_row<PAGED>(a, seq, kvh, t0 + t) + j);
+        } else {
+            int t = c / 8, j = (c % 8) * 16;
+            size_t row = (((size_t)seq * a.hkv + kvh) * a.ctx + t0 + t);
+            r.w[i] = *reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(src) +
+                                                     row * D + j);
+            r.s[i] = scale[row];
+        }
+    }
+}
+
+// Convert (or dequantize) the fetched share to FP32 in shared memory, rows `stride` floats.
+template <int KV>
+__device__ __forceinline__ void store_tile(const Raw<KV>& r, float* dst, int stride)
+{
+#pragma unroll
+    for (int i = 0; i < Raw<KV>::CHUNKS; ++i) {
+        int c = threadIdx.x + i * THREADS;
+        unsigned u[4] = {r.w[i].x, r.w[i].y, r.w[i].z, r.w[i].w};
+        if (KV == KV_BF16) {
+            float* d = dst + (c / 16) * stride + (c % 16) * 8;
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 d[2 * e] = __uint_as_float(u[e] << 16);
                 d[2 * e + 1] = __uint_as_float(u[e] & 0xffff0000u);
             }
-        }
-    } else {
-        // 32 rows × 128 B = 256 chunks of 16 B (16 codes): 2 per thread.
-#pragma unroll
-        for (int i = 0; i < 2; ++i) {
-            int c = threadIdx.x + i * THREADS, t = c / 8, j = (c % 8) * 16;
-            size_t row = (((size_t)seq * a.hkv + kvh) * a.ctx + t0 + t);
-            const uint4 w = *reinterpret_cast<const uint4*>(
-                static_cast<const unsigned char*>(src) + row * D + j);
-            float s = scale[row];
-            float* d = dst + t * stride + j;
-            unsigned u[4] = {w.x, w.y, w.z, w.w};
+        } else {
+            float* d = dst + (c / 8) * stride + (c % 8) * 16;
 #pragma unroll
             for (int e = 0; e < 16; ++e) {
                 unsigned byte = (u[e / 4] >> (8 * (e % 4))) & 0xffu;
                 float x = KV == KV_INT8 ? (float)(signed char)byte : e4m3_to_f(byte);
-                d[e] = x * s;
+                d[e] = x * r.s[i];
             }
         }
     }
@@ -192,10 +211,17 @@ __device__ __forceinline__ void decode_cta(const DecodeArgs& a)
 #pragma unroll
     for (int g = 0; g < G; ++g) acc[g] = 0.0f;
     const int begin = split * a.chunk, end = begin + a.chunk;
+    Raw<KV> rk, rv;
+    fetch_tile<KV, PAGED>(a, a.k, a.k_scale, seq, kvh, begin, rk);
+    fetch_tile<KV, PAGED>(a, a.v, a.v_scale, seq, kvh, begin, rv);
     for (int t0 = begin; t0 < end; t0 += TILE) {
         __syncthreads();  // the previous tile is consumed (and sq, s_m are ready the first time)
-        load_tile<KV, PAGED>(a, a.k, a.k_scale, seq, kvh, t0, sk, KS);
-        load_tile<KV, PAGED>(a, a.v, a.v_scale, seq, kvh, t0, sv, D);
+        store_tile<KV>(rk, sk, KS);
+        store_tile<KV>(rv, sv, D);
+        if (t0 + TILE < end) {  // the next tile's loads fly while this one is computed
+            fetch_tile<KV, PAGED>(a, a.k, a.k_scale, seq, kvh, t0 + TILE, rk);
+            fetch_tile<KV, PAGED>(a, a.v, a.v_scale, seq, kvh, t0 + TILE, rv);
+        }
         __syncthreads();
         // 2. scores
         for (int g = warp; g < G; g += THREADS / 32) {

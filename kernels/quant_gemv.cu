@@ -17,9 +17,9 @@
 // X comes in FP32 (its BF16 values converted once: X is 16 KB at M = 1 against W's hundreds of
 // MB) and Y is FP32.
 //
-// One warp per output row n. Lane l reads 16-byte chunks l, l + 32, … of the row (a warp-wide
-// load is 512 consecutive bytes), two chunks in flight per lane; the M partial sums per lane
-// are reduced with shuffles at the end.
+// One warp per two output rows (R). Lane l reads 16-byte chunks l, l + 32, … of each row (a
+// warp-wide load is 512 consecutive bytes), two chunks per row in flight; every X value loaded
+// serves both rows; the partial sums per lane are reduced with shuffles at the end.
 
 #define FULL_MASK 0xffffffffu
 
@@ -62,67 +62,95 @@ __device__ __forceinline__ void dequant(uint4 c, float* w)
     }
 }
 
-template <int M, int QT>
-__device__ __forceinline__ void process_chunk(uint4 code, int c, const float* __restrict__ X,
-                                              const float* __restrict__ scales, int row, int k,
+// Rows of W per warp. Two rows share every load of X, halving the L1 traffic of X per weight
+// byte (at batch 1 an int4 chunk of 16 bytes needs 128 bytes of FP32 X).
+#define R 2
+
+// Chunk c of rows row0 .. row0 + R − 1 (codes `code[r]`) against MT tokens of X.
+template <int MT, int QT>
+__device__ __forceinline__ void process_chunk(const uint4* code, int c, const float* __restrict__ X,
+                                              const float* __restrict__ scales, int row0, int k,
                                               float* acc)
 {
     constexpr int V = Chunk<QT>::V;
-    float w[V];
-    dequant<QT>(code, w);
-    float gs = 1.0f;
-    if (QT == W_INT4) gs = scales[(size_t)row * (k / 128) + (c * V) / 128];
+    float w[R][V];
+    float gs[R];
 #pragma unroll
-    for (int m = 0; m < M; ++m) {
+    for (int r = 0; r < R; ++r) {
+        dequant<QT>(code[r], w[r]);
+        gs[r] = QT == W_INT4 ? scales[(size_t)(row0 + r) * (k / 128) + (c * V) / 128] : 1.0f;
+    }
+#pragma unroll
+    for (int m = 0; m < MT; ++m) {
         const float4* x4 = reinterpret_cast<const float4*>(X + (size_t)m * k + (size_t)c * V);
-        float p = 0.0f;
+        float p[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) p[r] = 0.0f;
 #pragma unroll
         for (int i = 0; i < V / 4; ++i) {
             float4 xv = x4[i];
-            p += w[4 * i] * xv.x + w[4 * i + 1] * xv.y + w[4 * i + 2] * xv.z + w[4 * i + 3] * xv.w;
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+                p[r] += w[r][4 * i] * xv.x + w[r][4 * i + 1] * xv.y + w[r][4 * i + 2] * xv.z +
+                        w[r][4 * i + 3] * xv.w;
         }
-        acc[m] += QT == W_INT4 ? p * gs : p;
+#pragma unroll
+        for (int r = 0; r < R; ++r) acc[r * MT + m] += QT == W_INT4 ? p[r] * gs[r] : p[r];
     }
 }
 
-// Rows of W per warp: one. The batch is handled in tiles of MT tokens (MT accumulators per
-// lane); a batch larger than the tile (64 with MT = 16) streams the row again per tile — from L2
-// more than from HBM, since a warp's row (16 KB in BF16, 4 KB in int4) was just read.
+// R rows of W per warp. The batch is handled in tiles of MT tokens (R·MT accumulators per
+// lane); a batch larger than the tile (64 with MT = 16) streams the rows again per tile — from
+// L2 more than from HBM, since the warp's rows (16 KB each in BF16, 4 KB in int4) were just read.
 template <int MT, int QT>
 __device__ __forceinline__ void qgemv(const uint4* __restrict__ W, const float* __restrict__ scales,
                                       const float* __restrict__ X, float* __restrict__ Y, int M,
                                       int n, int k)
 {
-    int row = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
-    if (row >= n) return;  // whole warps leave together
+    int row0 = (blockIdx.x * blockDim.x + threadIdx.x) / 32 * R, lane = threadIdx.x % 32;
+    if (row0 >= n) return;  // whole warps leave together; n is a multiple of R
     const int chunks = k / Chunk<QT>::V;
-    const uint4* w = W + (size_t)row * chunks;
-    const float cs = (QT == W_INT8 || QT == W_FP8) ? scales[row] : 1.0f;
+    const uint4* w = W + (size_t)row0 * chunks;
 #pragma unroll 1
     for (int m0 = 0; m0 < M; m0 += MT) {
         const float* x = X + (size_t)m0 * k;
-        float acc[MT];
+        float acc[R * MT];
 #pragma unroll
-        for (int m = 0; m < MT; ++m) acc[m] = 0.0f;
+        for (int i = 0; i < R * MT; ++i) acc[i] = 0.0f;
         int c = lane;
-        for (; c + 32 < chunks; c += 64) {  // two chunks in flight per lane
-            uint4 u0 = w[c], u1 = w[c + 32];
-            process_chunk<MT, QT>(u0, c, x, scales, row, k, acc);
-            process_chunk<MT, QT>(u1, c + 32, x, scales, row, k, acc);
+        for (; c + 32 < chunks; c += 64) {  // two chunks of each row in flight per lane
+            uint4 u0[R], u1[R];
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                u0[r] = w[(size_t)r * chunks + c];
+                u1[r] = w[(size_t)r * chunks + c + 32];
+            }
+            process_chunk<MT, QT>(u0, c, x, scales, row0, k, acc);
+            process_chunk<MT, QT>(u1, c + 32, x, scales, row0, k, acc);
         }
-        for (; c < chunks; c += 32) process_chunk<MT, QT>(w[c], c, x, scales, row, k, acc);
+        for (; c < chunks; c += 32) {
+            uint4 u[R];
 #pragma unroll
-        for (int m = 0; m < MT; ++m) {
-            float s = acc[m];
+            for (int r = 0; r < R; ++r) u[r] = w[(size_t)r * chunks + c];
+            process_chunk<MT, QT>(u, c, x, scales, row0, k, acc);
+        }
 #pragma unroll
-            for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(FULL_MASK, s, o);
-            if (lane == m % 32) Y[(size_t)(m0 + m) * n + row] = s * cs;
+        for (int r = 0; r < R; ++r) {
+            const float cs = (QT == W_INT8 || QT == W_FP8) ? scales[row0 + r] : 1.0f;
+#pragma unroll
+            for (int m = 0; m < MT; ++m) {
+                float s = acc[r * MT + m];
+#pragma unroll
+                for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(FULL_MASK, s, o);
+                if (lane == (r * MT + m) % 32) Y[(size_t)(m0 + m) * n + row0 + r] = s * cs;
+            }
         }
     }
 }
 
 // Entry points qgemv_<format>_t<MT>: (W codes, scales or null, X [M][k] FP32, Y [M][n] FP32,
-// M, n, k) with M a multiple of MT and k of 128; launch n warps (blocks of 256 threads).
+// M, n, k) with M a multiple of MT, n of R and k of 128; launch n / R warps (blocks of 256
+// threads).
 #define QGEMV(fmt, QT, MT)                                                                   \
     extern "C" __global__ void __launch_bounds__(256) qgemv_##fmt##_t##MT(                   \
         const uint4* W, const float* scales, const float* X, float* Y, int M, int n, int k)  \

@@ -19,6 +19,8 @@ use super::{blocks, memcpy_baseline_bytes};
 const FILE: &str = "quant_gemv.cu";
 const TOL: f64 = 1e-3;
 const SAMPLE_ROWS: usize = 256;
+/// Output rows per warp in quant_gemv.cu (`R`).
+const ROWS_PER_WARP: usize = 2;
 
 /// The output rows checked against f64: the first, the last and the rest spread by `seed`.
 pub fn sample_rows(n: usize, seed: u64) -> Vec<usize> {
@@ -61,8 +63,11 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         item.p("n") as usize,
         item.p("k") as usize,
     );
-    if k % 128 != 0 {
-        return Err(Fail::new(FailStage::Unsupported, "k must be a multiple of 128"));
+    if k % 128 != 0 || n % ROWS_PER_WARP != 0 {
+        return Err(Fail::new(
+            FailStage::Unsupported,
+            "k must be a multiple of 128 and n of 2",
+        ));
     }
     let seed = ctx.seed(item);
     let gpu = ctx.gpu;
@@ -121,19 +126,20 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             },
         );
     }
-    // The kernel's weight: codes (or BF16 bits) and scales, and the values it multiplies.
-    let (w, scales, values): (DevBuf, Option<DevBuf>, Vec<f32>) = match fmt {
+    // The kernel's weight: codes (or BF16 bits) and scales, and the dequantized values it
+    // multiplies when quantized (otherwise the BF16 values themselves).
+    let (w, scales, dequant): (DevBuf, Option<DevBuf>, Option<Vec<f32>>) = match fmt {
         None => {
             let w = gpu.alloc(n * k * 2)?;
             gpu.upload_u16(&w, &wb)?;
-            (w, None, wh.clone())
+            (w, None, None)
         }
         Some(f) => {
             let q = quantize_rows_par(&wh, n, k, f);
             let (w, s) = (gpu.alloc(q.codes.len())?, gpu.alloc_f32(q.scales.len())?);
             gpu.upload_bytes(&w, &q.codes)?;
             gpu.upload_f32(&s, &q.scales)?;
-            (w, Some(s), q.dequant)
+            (w, Some(s), Some(q.dequant))
         }
     };
     drop(wb);
@@ -141,7 +147,8 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     gpu.upload_f32(&x, &xh)?;
     let tile = token_tile(m);
     let kern = ctx.kernel(FILE, &format!("qgemv_{}_t{tile}", item.variant))?;
-    let cfg = super::super::gpu::Launch::linear(blocks(n as u64 * 32, 256), 256)?;
+    let warps = (n / ROWS_PER_WARP) as u64;
+    let cfg = super::super::gpu::Launch::linear(blocks(warps * 32, 256), 256)?;
     let mut vs_bf16 = 0.0;
     let mut t = check_and_time(
         gpu,
@@ -168,7 +175,15 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             if fmt.is_some() {
                 vs_bf16 = sampled_rel(&out, &xh, &wh, m, n, k, &rows);
             }
-            Ok(sampled_rel(&out, &xh, &values, m, n, k, &rows))
+            Ok(sampled_rel(
+                &out,
+                &xh,
+                dequant.as_deref().unwrap_or(&wh),
+                m,
+                n,
+                k,
+                &rows,
+            ))
         },
     )?;
     if fmt.is_some() {
@@ -180,6 +195,12 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_per_warp_matches_the_kernel() {
+        let src = crate::measure::kernel_source("quant_gemv.cu").unwrap();
+        assert!(src.contains(&format!("#define R {ROWS_PER_WARP}\n")));
+    }
 
     #[test]
     fn tiles_divide_the_batch() {
