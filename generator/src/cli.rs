@@ -1,4 +1,8 @@
 //! The command layer: parse arguments, run one command, map the outcome to an exit code.
+//!
+//! Why thin: every command is a few calls into `site` (or `measure`), so the library can be tested
+//! without a process. Nothing below depends on this module: diagnostics are printed by
+//! `Diagnostics::report`, which `serve`'s rebuild loop shares, so `serve` never imports `cli`.
 
 use crate::site::{find_root, BuildOptions, Site};
 use clap::{Parser, Subcommand};
@@ -144,21 +148,9 @@ pub fn run() -> ExitCode {
     }
 }
 
-/// Print diagnostics and a one-line tally; true when there were errors.
-pub fn report(site: &Site) -> bool {
-    for d in site.diags.sorted() {
-        eprintln!("{d}");
-    }
-    let (e, w) = (site.diags.error_count(), site.diags.warning_count());
-    if e + w > 0 {
-        eprintln!("{e} error(s), {w} warning(s)");
-    }
-    e > 0
-}
-
 fn check(root: &std::path::Path) -> ExitCode {
     let site = Site::load(root);
-    if report(&site) {
+    if site.diags.report() {
         return ExitCode::FAILURE;
     }
     println!(
@@ -172,7 +164,7 @@ fn check(root: &std::path::Path) -> ExitCode {
 
 fn build(root: &std::path::Path, opts: BuildOptions) -> ExitCode {
     let mut site = Site::load(root);
-    if report(&site) {
+    if site.diags.report() {
         eprintln!("build stopped: fix the errors above (the previous book was left in place)");
         return ExitCode::FAILURE;
     }
@@ -190,7 +182,7 @@ fn build(root: &std::path::Path, opts: BuildOptions) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            report(&site);
+            site.diags.report();
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
@@ -199,7 +191,7 @@ fn build(root: &std::path::Path, opts: BuildOptions) -> ExitCode {
 
 fn graph(root: &std::path::Path, dot: bool) -> ExitCode {
     let site = Site::load(root);
-    if report(&site) {
+    if site.diags.report() {
         return ExitCode::FAILURE;
     }
     let g = &site.graph.graph;
@@ -256,7 +248,7 @@ fn graph(root: &std::path::Path, dot: bool) -> ExitCode {
 
 fn map_stats(root: &std::path::Path) -> ExitCode {
     let site = Site::load(root);
-    if report(&site) {
+    if site.diags.report() {
         return ExitCode::FAILURE;
     }
     let t = std::time::Instant::now();

@@ -128,6 +128,19 @@ impl Diagnostics {
     pub fn iter(&self) -> impl Iterator<Item = &Diagnostic> {
         self.items.iter()
     }
+
+    /// Print every diagnostic (sorted) and a one-line tally to stderr; true when there were
+    /// errors. Shared by the commands and `serve`'s rebuilds, so both report alike.
+    pub fn report(&self) -> bool {
+        for d in self.sorted() {
+            eprintln!("{d}");
+        }
+        let (e, w) = (self.error_count(), self.warning_count());
+        if e + w > 0 {
+            eprintln!("{e} error(s), {w} warning(s)");
+        }
+        e > 0
+    }
 }
 
 impl Diagnostic {

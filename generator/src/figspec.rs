@@ -100,7 +100,13 @@ impl FigureSpec {
         }
     }
 
-    /// The keys only lab figures take, with whether each is set.
+    /// Whether this figure uses the record views (those of lab figures): a lab family always
+    /// does; a kernel family does when it asks for a metric, filter, series or table.
+    pub fn record_view(&self) -> bool {
+        self.lab_keys().iter().any(|(_, set)| *set) || matches!(self.show.as_str(), "curve" | "records")
+    }
+
+    /// The keys only record views take, with whether each is set.
     fn lab_keys(&self) -> [(&'static str, bool); 7] {
         [
             ("metric", self.metric.is_some()),
@@ -128,11 +134,11 @@ pub fn benches() -> Vec<&'static str> {
     v.push(CPU_BENCH);
     v
 }
-/// Views of a benchmark family.
-pub const VIEWS: &[&str] = &["ladder", "roofline", "scaling", "table"];
+/// Views of a benchmark family: the renderer's registry, so `check` and drawing always agree.
+pub const VIEWS: &[&str] = &crate::render::figures::VIEW_NAMES;
 
 /// Views of a lab family.
-pub const LAB_VIEWS: &[&str] = &["ladder", "scaling", "table", "curve", "records"];
+pub const LAB_VIEWS: &[&str] = &crate::render::figures::LAB_VIEW_NAMES;
 
 /// Parse and check a figure block body. Errors are (line offset within the block, message, hint).
 /// `labs` are the lab families the manifests declare.
@@ -164,12 +170,10 @@ pub fn parse(body: &str, labs: &[String]) -> Result<FigureSpec, (usize, String, 
             ),
         ));
     }
-    if let Some((key, _)) = spec.lab_keys().into_iter().find(|(_, set)| *set) {
-        return Err((
-            line_of(body, key),
-            format!("`{key}:` is for lab figures; `{}` is a kernel family", spec.bench),
-            "kernel figures take `bench:`, `show:`, `caption:` and `size:`".into(),
-        ));
+    if spec.record_view() {
+        // A kernel family drawn the way lab figures are (a chosen metric, filtered records):
+        // the same views and checks apply, since both are lists of verified records.
+        return check_lab(body, spec);
     }
     if !VIEWS.contains(&spec.show.as_str()) {
         return Err((

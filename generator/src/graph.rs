@@ -1,6 +1,9 @@
 //! The concept graph: cards as nodes, `requires` as edges (prerequisite → card), built with
 //! petgraph, plus the per-card views the pages show (prerequisites, what it leads to, and every
 //! path through it with its neighbours on that path).
+//!
+//! Why one graph type: validation (cycles, station order) and the pages (what a card leads to)
+//! must agree on the same edges.
 
 use crate::model::Book;
 use petgraph::graph::{DiGraph, NodeIndex};

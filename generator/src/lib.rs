@@ -2,6 +2,9 @@
 //!
 //! The pipeline runs one way: `load → validate → measure → render → write`, one module a stage.
 //! `site` strings the stages together and times each one; `cli` is the thin command layer.
+//!
+//! Why a library with a thin binary: every stage can be tested in-process, and tests build books
+//! in temporary folders without spawning the command.
 
 pub mod calc;
 pub mod cli;

@@ -43,8 +43,8 @@ struct PathEntry {
 pub fn load_book(root: &Path, diags: &mut Diagnostics) -> Book {
     let paths_file = PathBuf::from("paths.yaml");
     let before = diags.error_count();
-    let paths = match std::fs::read_to_string(root.join(&paths_file)) {
-        Ok(text) => parse_paths(&text, &paths_file, diags),
+    let paths = match std::fs::read(root.join(&paths_file)) {
+        Ok(bytes) => paths_from_bytes(&bytes, &paths_file, diags),
         Err(e) => {
             diags
                 .error(&paths_file, 0, 0, format!("cannot read paths.yaml: {e}"))
@@ -72,18 +72,13 @@ pub fn load_book(root: &Path, diags: &mut Diagnostics) -> Book {
         for abs in files {
             let rel = abs.strip_prefix(root).unwrap_or(&abs).to_path_buf();
             match std::fs::read(&abs) {
-                Ok(bytes) => match String::from_utf8(bytes) {
-                    Ok(text) => {
-                        if let Some(card) = parse_card(&text, &rel, diags) {
-                            cards.push(card);
-                        } else if let Some(stem) = rel.file_stem().and_then(|s| s.to_str()) {
+                Ok(bytes) => match card_from_bytes(&bytes, &rel, diags) {
+                    Some(card) => cards.push(card),
+                    None if std::str::from_utf8(&bytes).is_err() => {}
+                    None => {
+                        if let Some(stem) = rel.file_stem().and_then(|s| s.to_str()) {
                             broken.push(stem.to_string());
                         }
-                    }
-                    Err(e) => {
-                        diags
-                            .error(&rel, 0, 0, format!("not valid UTF-8: {e}"))
-                            .hint("save the card as UTF-8");
                     }
                 },
                 Err(e) => {
@@ -102,6 +97,44 @@ pub fn load_book(root: &Path, diags: &mut Diagnostics) -> Book {
         paths_ok,
         labs,
     }
+}
+
+/// A card file's bytes: not UTF-8 is an error at the line and column of the first bad byte;
+/// otherwise [`parse_card`].
+pub fn card_from_bytes(bytes: &[u8], rel: &Path, diags: &mut Diagnostics) -> Option<Card> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => parse_card(text, rel, diags),
+        Err(e) => {
+            let (line, col) = utf8_error_at(bytes, &e);
+            diags
+                .error(rel, line, col, format!("not valid UTF-8: {e}"))
+                .hint("save the card as UTF-8");
+            None
+        }
+    }
+}
+
+/// `paths.yaml`'s bytes: not UTF-8 is an error at the first bad byte; otherwise [`parse_paths`].
+pub fn paths_from_bytes(bytes: &[u8], rel: &Path, diags: &mut Diagnostics) -> Vec<LearningPath> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => parse_paths(text, rel, diags),
+        Err(e) => {
+            let (line, col) = utf8_error_at(bytes, &e);
+            diags
+                .error(rel, line, col, format!("paths.yaml is not valid UTF-8: {e}"))
+                .hint("save paths.yaml as UTF-8");
+            Vec::new()
+        }
+    }
+}
+
+/// 1-based line and column (in characters) of the first byte that is not UTF-8.
+fn utf8_error_at(bytes: &[u8], e: &std::str::Utf8Error) -> (usize, usize) {
+    let good = &bytes[..e.valid_up_to()];
+    let line_start = good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+    let col = std::str::from_utf8(&good[line_start..]).map_or(1, |t| t.chars().count() + 1);
+    (line, col)
 }
 
 /// Split `---\n<yaml>\n---\n<body>`; returns (yaml, yaml start offset, body offset).

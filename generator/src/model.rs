@@ -1,4 +1,7 @@
 //! Domain types: what a book is made of once loaded. Views for templates live in `render`.
+//!
+//! Why separate from loading and rendering: every stage reads the same plain types, so a stage
+//! can be tested with a book built in code, and templates never depend on them directly.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

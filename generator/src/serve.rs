@@ -13,7 +13,7 @@ use std::time::Duration;
 
 fn rebuild(root: &Path, out: &Path) -> bool {
     let mut site = Site::load(root);
-    if crate::cli::report(&site) {
+    if site.diags.report() {
         eprintln!("rebuild stopped: fix the errors above (still serving the previous book)");
         return false;
     }
@@ -34,7 +34,7 @@ fn rebuild(root: &Path, out: &Path) -> bool {
             true
         }
         Err(e) => {
-            crate::cli::report(&site);
+            site.diags.report();
             eprintln!("error: {e:#}");
             false
         }

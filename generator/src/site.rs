@@ -1,5 +1,8 @@
 //! The pipeline as a whole: `Site::load()` (load + validate) then `Site::build()`
 //! (measure → render → write), each stage timed and reported like zola does.
+//!
+//! Why one place: `build`, `check`, `serve` and the tests run the same stages in the same order,
+//! so a book that checks clean builds the same way from every command.
 
 use crate::diag::Diagnostics;
 use crate::graph::ConceptGraph;

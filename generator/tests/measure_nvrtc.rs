@@ -63,6 +63,20 @@ fn every_family_has_embedded_kernels_for_its_variants() {
         "naive",
         "flash_simt",
         "flash_tc",
+        // decode_attention: decode_naive, or decode_split_<format>_g<G> (+ decode_combine)
+        "gqa",
+        "split_kv",
+        "paged",
+        "kv_int8",
+        "kv_fp8",
+        // quant_gemv: qgemv_<format>_t<tile>
+        "bf16",
+        "int8",
+        "int4",
+        "fp8",
+        // ssm_scan: ssm_decode_step; the three kernels of the chunked scan
+        "decode_step",
+        "scan_chunked",
     ];
     for fam in families() {
         let items = plan::items(fam);
@@ -120,6 +134,24 @@ fn every_family_has_embedded_kernels_for_its_variants() {
     assert!(kernel_source("rmsnorm.cu")
         .unwrap()
         .contains("void rmsnorm_bwd_dw_reduce("));
+    let decode = kernel_source("decode_attention.cu").unwrap();
+    assert!(decode.contains(" decode_naive(") && decode.contains(" decode_combine("));
+    for base in [
+        "decode_split_bf16",
+        "decode_split_paged",
+        "decode_split_int8",
+        "decode_split_fp8",
+    ] {
+        assert!(decode.contains(&format!("DECODE_GROUPS({base},")), "{base}");
+    }
+    let qg = kernel_source("quant_gemv.cu").unwrap();
+    for fmt in ["bf16", "int8", "int4", "fp8"] {
+        assert!(qg.contains(&format!("QGEMV_TILES({fmt},")), "{fmt}");
+    }
+    let ssm = kernel_source("ssm_scan.cu").unwrap();
+    for k in ["scan_chunk_local", "scan_chunk_carry", "scan_chunk_fix"] {
+        assert!(ssm.contains(&format!(" {k}(")), "{k}");
+    }
     assert!(kernel_source("nope.cu").is_none());
 }
 

@@ -243,7 +243,7 @@ fn svg(points: &[(String, f64, bool)], peak: f64, bw: f64) -> String {
         let att = peak.min(inten * bw);
         let (x, y) = (px(*inten), py(att));
         let color = if *is_prefill { "#e15759" } else { "#4e79a7" };
-        let dy = if i % 2 == 0 { -8.0 } else { 16.0 };
+        let dy = [-8.0, 17.0, -21.0][i % 3];
         let _ = writeln!(s, "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"4.5\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\" fill=\"{color}\">{}</text>", x, y + dy, fmt::esc(label));
     }
     s.push_str("</svg>");

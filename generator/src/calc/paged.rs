@@ -151,7 +151,7 @@ pub(super) fn render(spec: &PagedSpec) -> String {
     let n = spec.lengths.len();
     let id = format!("calc-paged-kv-m{}-n{}-u{}", spec.max_len, n, used);
     let bytes = |tokens: u128| match per_token {
-        Some(p) => format!("<br><small>{}</small>", fmt::gib(tokens * p)),
+        Some(p) => format!("<br><small>{}</small>", fmt::bytes_si(tokens * p)),
         None => String::new(),
     };
     let pct = |w: u128, a: u128| fmt::fixed(100.0 * w as f64 / a as f64, 1);
@@ -206,7 +206,7 @@ pub(super) fn render(spec: &PagedSpec) -> String {
     if let (Some(m), Some(p)) = (spec.model, per_token) {
         let _ = write!(
             h,
-            " 바이트는 {}의 BF16 KV 토큰당 {} B로 환산했다(GiB = 2<sup>30</sup> B).",
+            " 바이트는 {}의 BF16 KV 토큰당 {} B로 환산했다(GB = 10<sup>9</sup> B).",
             m.config().label,
             fmt::int(p)
         );

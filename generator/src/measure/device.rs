@@ -1,4 +1,6 @@
 //! Facts about devices that need no GPU: file names, datasheet peaks, version strings.
+//!
+//! Why apart from `gpu`: these are pure functions, tested on machines without a GPU.
 
 use super::results::Datasheet;
 

@@ -123,6 +123,15 @@ impl<'g> Ctx<'g> {
     }
 
     /// Seed for the fresh inputs of one item.
+    /// The kernel of a variant item, `None` for a baseline (a library call, not one of our kernels).
+    pub fn variant_kernel(&mut self, file: &str, item: &Item) -> Res<Option<Kernel>> {
+        if item.baseline {
+            Ok(None)
+        } else {
+            self.kernel(file, item.variant).map(Some)
+        }
+    }
+
     pub fn seed(&self, item: &Item) -> u64 {
         reference::seed_for(self.base_seed, &item.describe())
     }

@@ -18,6 +18,8 @@ mod harness;
 pub mod labs;
 pub mod nvrtc_log;
 pub mod plan;
+mod plan_infer;
+pub mod quant;
 pub mod reference;
 pub mod report;
 pub mod results;
@@ -96,6 +98,12 @@ const KERNEL_SOURCES: &[(&str, &str)] = &[
     ("sgemm.cu", include_str!("../../../kernels/sgemm.cu")),
     ("tc_gemm.cu", include_str!("../../../kernels/tc_gemm.cu")),
     ("attention.cu", include_str!("../../../kernels/attention.cu")),
+    (
+        "decode_attention.cu",
+        include_str!("../../../kernels/decode_attention.cu"),
+    ),
+    ("quant_gemv.cu", include_str!("../../../kernels/quant_gemv.cu")),
+    ("ssm_scan.cu", include_str!("../../../kernels/ssm_scan.cu")),
 ];
 
 /// An embedded kernels/*.cu file by name, e.g. "sgemm.cu".

@@ -17,6 +17,10 @@ pub const FAMILIES: &[&str] = &[
     "sgemm",
     "tc_gemm",
     "attention",
+    "tp_gemm",
+    "decode_attention",
+    "quant_gemv",
+    "ssm_scan",
 ];
 
 /// Square SGEMM sizes.
@@ -61,13 +65,13 @@ impl Item {
     }
 }
 
-fn params(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
+pub(crate) fn params(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
     pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }
 
-struct V(&'static str, &'static str);
+pub(crate) struct V(pub &'static str, pub &'static str);
 
-fn ladder(
+pub(crate) fn ladder(
     family: &'static str,
     file: &'static str,
     variants: &[V],
@@ -101,7 +105,7 @@ fn ladder(
     out
 }
 
-const MEMCPY: (&str, &str) = ("memcpy", "device memcpy (cuMemcpyDtoD)");
+pub(crate) const MEMCPY: (&str, &str) = ("memcpy", "device memcpy (cuMemcpyDtoD)");
 
 /// 2^28 floats: 1 GiB per array.
 pub const N_1GIB: u64 = 1 << 28;
@@ -111,7 +115,7 @@ pub const N_1GIB: u64 = 1 << 28;
 /// built from the most intricate machinery (TMA and mbarriers, hand-laid tensor-core fragments)
 /// run after every other number is safe. Results files sort their records, so the order leaves
 /// no trace there.
-fn run_last(items: Vec<Item>, variant: &str) -> Vec<Item> {
+pub(crate) fn run_last(items: Vec<Item>, variant: &str) -> Vec<Item> {
     let (last, mut first): (Vec<Item>, Vec<Item>) = items.into_iter().partition(|i| i.variant == variant);
     first.extend(last);
     first
@@ -296,6 +300,7 @@ pub fn items(family: &str) -> Vec<Item> {
             }
             run_last(out, "flash_tc")
         }
+        "tp_gemm" | "decode_attention" | "quant_gemv" | "ssm_scan" => super::plan_infer::items(family),
         _ => Vec::new(),
     }
 }
@@ -308,6 +313,9 @@ pub fn items(family: &str) -> Vec<Item> {
 /// (square, add, two multiplies); these are conventions, stated so figures can say so.
 pub fn work(item: &Item) -> (f64, f64) {
     let f = |k: &str| item.p(k) as f64;
+    if let Some(w) = super::plan_infer::work(item) {
+        return w;
+    }
     if item.variant == "memcpy" {
         let elems = match item.family {
             "bandwidth" | "reduction" => f("n"),

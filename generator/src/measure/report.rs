@@ -1,6 +1,8 @@
 //! Text report of a results file: every record, then the best variant of each family against
 //! its baseline measured in the same run. Printed by `bench` (and read back from the device
 //! machine's log when the suite runs there).
+//!
+//! Why plain text: it must be readable in a terminal and in a log copied back from a GPU machine.
 
 use crate::measure::{self, results::Outcome, results::ResultsFile};
 use std::fmt::Write;

@@ -430,7 +430,9 @@ fn render_body(book: &Book, card: &Card, figs: &FigureData, diags: &mut Diagnost
                 let html = crate::figspec::parse_figure(&body, &labs)
                     .map_err(|(_, m, _)| m)
                     .and_then(|fig| match fig {
-                        crate::figspec::Figure::Bench(spec) if labs.contains(&spec.bench) => {
+                        crate::figspec::Figure::Bench(spec)
+                            if labs.contains(&spec.bench) || spec.record_view() =>
+                        {
                             lab_loc(book, &spec).and_then(|loc| {
                                 figures::render_lab_figure(&spec, figs.files, figs.local_device, &loc)
                             })

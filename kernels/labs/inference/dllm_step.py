@@ -70,39 +70,41 @@ def rms_norm(x):
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS)
 
 
-def rope(x, pos):
-    """Rotary embedding on [B, H, T, dh] at integer positions `pos` [T] (rotate-half form)."""
-    dh = x.shape[-1]
-    inv = THETA ** (-torch.arange(0, dh, 2, device=x.device, dtype=torch.float64) / dh)
-    ang = pos.to(torch.float64)[:, None] * inv[None, :]
-    cos = torch.cat([ang.cos(), ang.cos()], -1).to(x.dtype)
-    sin = torch.cat([ang.sin(), ang.sin()], -1).to(x.dtype)
-    x1, x2 = x[..., : dh // 2], x[..., dh // 2:]
-    return x * cos + torch.cat([-x2, x1], -1) * sin
+def rope_table(n, dh, device, dtype):
+    """cos and sin [n, dh] of the rotary embedding for positions 0..n-1 (rotate-half form)."""
+    inv = THETA ** (-torch.arange(0, dh, 2, device=device, dtype=torch.float64) / dh)
+    ang = torch.arange(n, device=device, dtype=torch.float64)[:, None] * inv[None, :]
+    return torch.cat([ang.cos()] * 2, -1).to(dtype), torch.cat([ang.sin()] * 2, -1).to(dtype)
+
+
+def rope(x, cos, sin):
+    """Rotate x [B, H, T, dh] by the table rows of its T positions."""
+    half = x.shape[-1] // 2
+    return x * cos + torch.cat([-x[..., half:], x[..., :half]], -1) * sin
 
 
 def mlp(lw, x):
     return (F.silu(x @ lw["gate"]) * (x @ lw["up"])) @ lw["down"]
 
 
-def qkv(w, lw, x, pos):
+def qkv(w, lw, x, cos, sin):
     """Project x [B, T, d] to q [B, H, T, dh] and k, v [B, Hkv, T, dh], RoPE applied."""
     b, t, _ = x.shape
     h = rms_norm(x)
     q = (h @ lw["wq"]).view(b, t, w["heads"], w["dh"]).transpose(1, 2)
     k = (h @ lw["wk"]).view(b, t, w["kv_heads"], w["dh"]).transpose(1, 2)
     v = (h @ lw["wv"]).view(b, t, w["kv_heads"], w["dh"]).transpose(1, 2)
-    return rope(q, pos), rope(k, pos), v
+    return rope(q, cos, sin), rope(k, cos, sin), v
 
 
 # ANCHOR: canvas_step
 def canvas_step(w, tokens):
     """One denoising step: every position attends to every other (no causal mask)."""
     b, n = tokens.shape
-    pos = torch.arange(n, device=tokens.device)
+    cos, sin = rope_table(n, w["dh"], tokens.device, w["embed"].dtype)
     x = w["embed"][tokens]
     for lw in w["layers"]:
-        q, k, v = qkv(w, lw, x, pos)
+        q, k, v = qkv(w, lw, x, cos, sin)
         a = F.scaled_dot_product_attention(q, k, v, is_causal=False, enable_gqa=True)
         x = x + a.transpose(1, 2).reshape(b, n, -1) @ lw["wo"]
         x = x + mlp(lw, rms_norm(x))
@@ -115,12 +117,12 @@ def ar_decode(w, tokens, k_cache, v_cache):
     """Decode n tokens one at a time; layer l's keys and values for positions < t stay in
     k_cache[l], v_cache[l] ([B, Hkv, n, dh], preallocated), so step t projects one new row."""
     b, n = tokens.shape
+    cos, sin = rope_table(n, w["dh"], tokens.device, w["embed"].dtype)
     logits = []
     for t in range(n):
-        pos = torch.full((1,), t, device=tokens.device)
         x = w["embed"][tokens[:, t: t + 1]]
         for l, lw in enumerate(w["layers"]):
-            q, k, v = qkv(w, lw, x, pos)
+            q, k, v = qkv(w, lw, x, cos[t: t + 1], sin[t: t + 1])
             k_cache[l][:, :, t: t + 1] = k
             v_cache[l][:, :, t: t + 1] = v
             a = F.scaled_dot_product_attention(q, k_cache[l][:, :, : t + 1], v_cache[l][:, :, : t + 1],
@@ -135,11 +137,11 @@ def ar_decode(w, tokens, k_cache, v_cache):
 def reference(w, tokens, causal):
     """The same network in plain float64 arithmetic: explicit scores, mask and softmax."""
     b, n = tokens.shape
-    pos = torch.arange(n, device=tokens.device)
+    cos, sin = rope_table(n, w["dh"], tokens.device, torch.float64)
     rep = w["heads"] // w["kv_heads"]
     x = w["embed"][tokens]
     for lw in w["layers"]:
-        q, k, v = qkv(w, lw, x, pos)
+        q, k, v = qkv(w, lw, x, cos, sin)
         k, v = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)
         s = q @ k.transpose(-1, -2) / math.sqrt(w["dh"])
         if causal:
@@ -154,7 +156,7 @@ def counts(d, layers, heads, kv_heads, ffn, vocab, b, n, elem):
     """FLOPs and bytes for one canvas step and for AR over n tokens (matmuls only)."""
     dh = d // heads
     lin = d * (heads * dh) * 2 + d * (kv_heads * dh) * 2 + 3 * d * ffn  # q, o, k, v, mlp
-    weight_bytes = (layers * lin + 2 * vocab * d) * elem  # embedding rows counted as read
+    weight_bytes = (layers * lin + 2 * vocab * d) * elem  # whole embedding table counted: an upper bound
     # Canvas: every position meets every position (QK^T and PV: 2 · 2·n·n·dh per head).
     step_flops = 2 * b * n * (layers * lin + d * vocab) + layers * 4 * b * heads * n * n * dh
     # AR: position t meets t+1 positions; summed over t = n(n+1)/2.

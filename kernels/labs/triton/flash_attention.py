@@ -12,6 +12,7 @@ Checked against an FP32 PyTorch attention of the same inputs before timing.
 flops = 4·B·H·N²·d (two products of 2·N²·d per head), half of it when causal.
 """
 
+import ctypes
 import math
 import os
 import pathlib
@@ -20,6 +21,8 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import labkit  # noqa: E402
 import torch  # noqa: E402
+
+import book_cuda  # noqa: E402
 
 GPU = torch.cuda.is_available()
 if not GPU:
@@ -128,15 +131,10 @@ def attention_sdpa(q, k, v, causal, backend):
 
 # ---- The book's CUDA kernel, loaded into PyTorch ------------------------------------------
 # flash_tc_d64 / flash_tc_d128 from kernels/attention.cu (FlashAttention-2 style on mma.sync),
-# compiled with a launcher by load_inline. Q, K, V, O are [B·H, N, d] BF16 (passed as raw 16-bit
+# compiled with a launcher by load_inline (book_cuda.py falls back to nvcc + ctypes without
+# ninja). Q, K, V, O are [B·H, N, d] BF16 (passed as raw 16-bit
 # patterns, bf16_t); launch: grid (N / 128, B·H), 256 threads, (128·d + 4·64·d)·2 B of shared
 # memory; N divisible by 128.
-
-CUDA_HEADERS = r"""
-#include <torch/extension.h>
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAException.h>
-"""
 
 CUDA_LAUNCHER = r"""
 torch::Tensor flash_tc_launch(torch::Tensor q, torch::Tensor k, torch::Tensor v, bool causal) {
@@ -160,18 +158,43 @@ torch::Tensor flash_tc_launch(torch::Tensor q, torch::Tensor k, torch::Tensor v,
 }
 """
 
+# The same launch as a plain C function, for the nvcc + ctypes route (no ninja needed).
+C_LAUNCHER = r"""
+extern "C" int flash_tc_c(const void* q, const void* k, const void* v, void* o, int heads, int n,
+                          int d, int causal, cudaStream_t s) {
+    const int smem = (128 * d + 4 * 64 * d) * 2;
+    const float scale_log2 = 1.4426950408889634f / sqrtf((float)d);
+    auto kernel = d == 64 ? flash_tc_d64 : flash_tc_d128;
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (e != cudaSuccess) return (int)e;
+    kernel<<<dim3(n / 128, heads), 256, smem, s>>>((const bf16_t*)q, (const bf16_t*)k,
+                                                  (const bf16_t*)v, (bf16_t*)o, n, scale_log2, causal);
+    return (int)cudaGetLastError();
+}
+"""
+
 
 def load_cuda_attention():
-    from torch.utils.cpp_extension import load_inline
-    source = (pathlib.Path(__file__).resolve().parents[2] / "attention.cu").read_text()
-    ext = load_inline(
-        name="hdlc_lab_flash_tc",
-        cpp_sources="torch::Tensor flash_tc_launch(torch::Tensor q, torch::Tensor k, torch::Tensor v, bool causal);",
-        cuda_sources=CUDA_HEADERS + source + CUDA_LAUNCHER,
-        functions=["flash_tc_launch"],
-        extra_cuda_cflags=["-O3"],
-    )
-    return ext.flash_tc_launch
+    """flash_tc as a function of (q, k, v, causal), and the route it was built by."""
+    try:
+        return book_cuda.load_inline_ext(
+            "hdlc_lab_flash_tc", "attention.cu", CUDA_LAUNCHER,
+            "torch::Tensor flash_tc_launch(torch::Tensor q, torch::Tensor k, torch::Tensor v, bool causal);",
+            "flash_tc_launch"), "load_inline"
+    except Exception as e:
+        labkit.log(f"load_inline failed ({type(e).__name__}: {e}); trying nvcc + ctypes")
+    lib = book_cuda.nvcc_library("attention.cu", C_LAUNCHER)
+    lib.flash_tc_c.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int] * 4 + [ctypes.c_void_p]
+
+    def run(q, k, v, causal):
+        B, H, n, d = q.shape
+        assert all(t.dtype == torch.bfloat16 and t.is_contiguous() and t.shape == q.shape for t in (q, k, v))
+        assert n % 128 == 0 and d in (64, 128)
+        o = torch.empty_like(q)
+        book_cuda.check(lib.flash_tc_c(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), B * H, n,
+                                       d, int(causal), book_cuda.stream()), "flash_tc")
+        return o
+    return run, "nvcc + ctypes"
 
 
 def attention_reference(q, k, v, causal, heads_at_once=8):
@@ -191,12 +214,14 @@ def attention_reference(q, k, v, causal, heads_at_once=8):
 def main():
     from torch.nn.attention import SDPBackend
     torch.manual_seed(labkit.SEED)
-    cuda_fn, cuda_error = None, "needs a CUDA GPU and nvcc (torch.utils.cpp_extension.load_inline)"
+    cuda_fn, cuda_error, cuda_label = None, "needs a CUDA GPU and nvcc", "CUDA flash_tc (mma.sync)"
     if GPU:
         try:
-            cuda_fn = load_cuda_attention()
+            cuda_fn, how = load_cuda_attention()
+            if how != "load_inline":
+                cuda_label += f", {how}"
         except Exception as e:
-            cuda_error = f"load_inline failed: {type(e).__name__}: {e}"
+            cuda_error = f"build failed: {type(e).__name__}: {e}"
     for B, H, d in SHAPES:
         for causal in (False, True):
             params = {"b": B, "h": H, "n": N, "d": d, "causal": int(causal)}
@@ -224,9 +249,9 @@ def main():
                 labkit.failed("triton", "Triton FlashAttention", params, "unsupported",
                               "no GPU and TRITON_INTERPRET is not set")
             if cuda_fn is None:
-                labkit.failed("cuda", "CUDA flash_tc (mma.sync)", params, "unsupported", cuda_error)
+                labkit.failed("cuda", cuda_label, params, "unsupported", cuda_error)
             else:
-                labkit.check_then_time("cuda", "CUDA flash_tc (mma.sync)", params,
+                labkit.check_then_time("cuda", cuda_label, params,
                                        lambda: cuda_fn(q, k, v, causal), ref, TOLERANCE, **work)
             del q, k, v, ref
             if GPU:

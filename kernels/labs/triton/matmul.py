@@ -11,6 +11,7 @@ C = A @ B with A [M, K], B [K, N] in BF16, accumulated in FP32, written in BF16.
 an FP32 PyTorch product of the same BF16 inputs before timing; flops = 2·M·N·K.
 """
 
+import ctypes
 import os
 import pathlib
 import sys
@@ -18,6 +19,8 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import labkit  # noqa: E402
 import torch  # noqa: E402
+
+import book_cuda  # noqa: E402
 
 GPU = torch.cuda.is_available()
 if not GPU:
@@ -108,17 +111,12 @@ def matmul_torch(a, b):
 
 # ---- The book's CUDA kernel, loaded into PyTorch ------------------------------------------
 # tc_mma_pipeline from kernels/tc_gemm.cu (mma.sync m16n8k16, ldmatrix, a 3-stage cp.async
-# pipeline), compiled with a launcher by load_inline. As in the tc_gemm family it takes B
+# pipeline), compiled with a launcher by load_inline (book_cuda.py falls back to nvcc + ctypes
+# without ninja). As in the tc_gemm family it takes B
 # transposed (Bt is N x K, row-major), writes C in FP32, and needs M, N divisible by 128 and K
 # by 64; launch: one 128-thread block per 128 x 128 tile, 3 * 256 * 72 * 2 B of shared memory.
 # (The family's fastest rung, tc_wgmma, needs TMA descriptors built on the host; it is measured
 # by the tc_gemm family, not here.)
-
-CUDA_HEADERS = r"""
-#include <torch/extension.h>
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAException.h>
-"""
 
 CUDA_LAUNCHER = r"""
 torch::Tensor mma_pipeline_launch(torch::Tensor a, torch::Tensor bt) {
@@ -140,29 +138,56 @@ torch::Tensor mma_pipeline_launch(torch::Tensor a, torch::Tensor bt) {
 }
 """
 
+# The same launch as a plain C function, for the nvcc + ctypes route (no ninja needed).
+C_LAUNCHER = r"""
+extern "C" int mma_pipeline_c(int M, int N, int K, const void* a, const void* bt, float* c,
+                              cudaStream_t s) {
+    const int smem = 3 * 256 * 72 * 2;
+    cudaError_t e = cudaFuncSetAttribute(tc_mma_pipeline,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (e != cudaSuccess) return (int)e;
+    tc_mma_pipeline<<<(M / 128) * (N / 128), 128, smem, s>>>(
+        M, N, K, (const bf16_t*)a, (const bf16_t*)bt, c);
+    return (int)cudaGetLastError();
+}
+"""
+
 
 def load_cuda_matmul():
-    from torch.utils.cpp_extension import load_inline
-    source = (pathlib.Path(__file__).resolve().parents[2] / "tc_gemm.cu").read_text()
-    ext = load_inline(
-        name="hdlc_lab_tc_mma_pipeline",
-        cpp_sources="torch::Tensor mma_pipeline_launch(torch::Tensor a, torch::Tensor bt);",
-        cuda_sources=CUDA_HEADERS + source + CUDA_LAUNCHER,
-        functions=["mma_pipeline_launch"],
-        extra_cuda_cflags=["-O3"],
-    )
-    return ext.mma_pipeline_launch
+    """tc_mma_pipeline as a function of (A, Bᵀ), and the route it was built by."""
+    try:
+        return book_cuda.load_inline_ext(
+            "hdlc_lab_tc_mma_pipeline", "tc_gemm.cu", CUDA_LAUNCHER,
+            "torch::Tensor mma_pipeline_launch(torch::Tensor a, torch::Tensor bt);",
+            "mma_pipeline_launch"), "load_inline"
+    except Exception as e:
+        labkit.log(f"load_inline failed ({type(e).__name__}: {e}); trying nvcc + ctypes")
+    lib = book_cuda.nvcc_library("tc_gemm.cu", C_LAUNCHER)
+    lib.mma_pipeline_c.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
+                                   ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+
+    def run(a, bt):
+        (M, K), (N, _) = a.shape, bt.shape
+        assert a.dtype == bt.dtype == torch.bfloat16 and a.is_contiguous() and bt.is_contiguous()
+        assert M % 128 == 0 and N % 128 == 0 and K % 64 == 0 and bt.shape[1] == K
+        c = torch.empty((M, N), device=a.device, dtype=torch.float32)
+        book_cuda.check(lib.mma_pipeline_c(M, N, K, a.data_ptr(), bt.data_ptr(), c.data_ptr(),
+                                           book_cuda.stream()), "tc_mma_pipeline")
+        return c
+    return run, "nvcc + ctypes"
 
 
 def main():
     torch.manual_seed(labkit.SEED)
     compiled = torch.compile(matmul_torch, dynamic=False) if GPU else None
-    cuda_fn, cuda_error = None, "needs a CUDA GPU and nvcc (torch.utils.cpp_extension.load_inline)"
+    cuda_fn, cuda_error, cuda_label = None, "needs a CUDA GPU and nvcc", "CUDA tc_mma_pipeline (FP32 C)"
     if GPU:
         try:
-            cuda_fn = load_cuda_matmul()
+            cuda_fn, how = load_cuda_matmul()
+            if how != "load_inline":
+                cuda_label += f", {how}"
         except Exception as e:
-            cuda_error = f"load_inline failed: {type(e).__name__}: {e}"
+            cuda_error = f"build failed: {type(e).__name__}: {e}"
     for size in SIZES:
         M = N = K = size
         params = {"m": M, "n": N, "k": K}
@@ -186,7 +211,6 @@ def main():
         else:
             labkit.failed("triton", "Triton tl.dot (autotuned)", params, "unsupported",
                           "no GPU and TRITON_INTERPRET is not set")
-        cuda_label = "CUDA tc_mma_pipeline (FP32 C)"
         if cuda_fn is None:
             labkit.failed("cuda", cuda_label, params, "unsupported", cuda_error)
         elif M % 128 or N % 128 or K % 64:

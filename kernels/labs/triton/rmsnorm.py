@@ -10,6 +10,7 @@ Every variant is checked against a float64 PyTorch RMSNorm before it is timed. T
 record is a plain torch copy of the same matrix.
 """
 
+import ctypes
 import os
 import pathlib
 import sys
@@ -17,6 +18,8 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import labkit  # noqa: E402
 import torch  # noqa: E402
+
+import book_cuda  # noqa: E402
 
 GPU = torch.cuda.is_available()
 if not GPU:
@@ -101,16 +104,9 @@ def rmsnorm_functional(x, w):
 
 
 # ---- The book's CUDA kernel, loaded into PyTorch ------------------------------------------
-# rmsnorm_block_vec4 from kernels/rmsnorm.cu, compiled with its launcher by load_inline. The
-# kernel assumes 256 threads, cols divisible by 4 and at most 4 * 8 * 256 = 8192.
-
-# Headers go first, ahead of the .cu file, so its macros (FULL_MASK, MAX_VEC, ...) cannot
-# reach into them.
-CUDA_HEADERS = r"""
-#include <torch/extension.h>
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAException.h>
-"""
+# rmsnorm_block_vec4 from kernels/rmsnorm.cu, compiled with its launcher by load_inline
+# (book_cuda.py falls back to nvcc + ctypes without ninja). The kernel assumes 256 threads, cols
+# divisible by 4 and at most 4 * 8 * 256 = 8192.
 
 CUDA_LAUNCHER = r"""
 torch::Tensor rmsnorm_launch(torch::Tensor x, torch::Tensor w, double eps) {
@@ -129,18 +125,38 @@ torch::Tensor rmsnorm_launch(torch::Tensor x, torch::Tensor w, double eps) {
 }
 """
 
+# The same launch as a plain C function, for the nvcc + ctypes route (no ninja needed).
+C_LAUNCHER = r"""
+extern "C" int rmsnorm_c(const float* x, const float* w, float* y, int rows, int cols, float eps,
+                         cudaStream_t s) {
+    rmsnorm_block_vec4<<<rows, 256, 0, s>>>(x, w, y, rows, cols, eps);
+    return (int)cudaGetLastError();
+}
+"""
+
 
 def load_cuda_rmsnorm():
-    from torch.utils.cpp_extension import load_inline
-    source = (pathlib.Path(__file__).resolve().parents[2] / "rmsnorm.cu").read_text()
-    ext = load_inline(
-        name="hdlc_lab_rmsnorm_block_vec4",
-        cpp_sources="torch::Tensor rmsnorm_launch(torch::Tensor x, torch::Tensor w, double eps);",
-        cuda_sources=CUDA_HEADERS + source + CUDA_LAUNCHER,
-        functions=["rmsnorm_launch"],
-        extra_cuda_cflags=["-O3"],
-    )
-    return ext.rmsnorm_launch
+    """rmsnorm_block_vec4 as a function of tensors, and the route it was built by."""
+    try:
+        return book_cuda.load_inline_ext(
+            "hdlc_lab_rmsnorm_block_vec4", "rmsnorm.cu", CUDA_LAUNCHER,
+            "torch::Tensor rmsnorm_launch(torch::Tensor x, torch::Tensor w, double eps);",
+            "rmsnorm_launch"), "load_inline"
+    except Exception as e:
+        labkit.log(f"load_inline failed ({type(e).__name__}: {e}); trying nvcc + ctypes")
+    lib = book_cuda.nvcc_library("rmsnorm.cu", C_LAUNCHER)
+    lib.rmsnorm_c.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                              ctypes.c_int, ctypes.c_float, ctypes.c_void_p]
+
+    def run(x, w, eps):
+        rows, cols = x.shape
+        assert x.is_cuda and x.dtype == w.dtype == torch.float32 and x.is_contiguous()
+        assert w.shape == (cols,) and cols % 4 == 0 and cols <= 8192
+        y = torch.empty_like(x)
+        book_cuda.check(lib.rmsnorm_c(x.data_ptr(), w.data_ptr(), y.data_ptr(), rows, cols, eps,
+                                      book_cuda.stream()), "rmsnorm_block_vec4")
+        return y
+    return run, "nvcc + ctypes"
 
 
 def measure(variant, label, params, fn, ref, *, flops, nbytes, baseline=False):
@@ -175,12 +191,14 @@ def main():
             if hasattr(dynamo.config, knob):
                 setattr(dynamo.config, knob, 64)
         compiled = torch.compile(rmsnorm_eager, dynamic=False)
-    cuda_fn, cuda_error = None, "needs a CUDA GPU and nvcc (torch.utils.cpp_extension.load_inline)"
+    cuda_fn, cuda_error, cuda_label = None, "needs a CUDA GPU and nvcc", "CUDA rmsnorm_block_vec4"
     if GPU:
         try:
-            cuda_fn = load_cuda_rmsnorm()
+            cuda_fn, how = load_cuda_rmsnorm()
+            if how != "load_inline":
+                cuda_label += f" ({how})"
         except Exception as e:
-            cuda_error = f"load_inline failed: {type(e).__name__}: {e}"
+            cuda_error = f"build failed: {type(e).__name__}: {e}"
 
     for cols in WIDTHS:
         rows = max(1, -(-INPUT_BYTES // (4 * cols)))
@@ -215,12 +233,12 @@ def main():
                               f"a row of {cols} columns does not fit one program's registers (limit {MAX_FUSED})")
             measure("triton_two_pass", "Triton (2 passes)", params, lambda: rmsnorm_triton_two_pass(x, w), ref, **work)
         if cuda_fn is None:
-            labkit.failed("cuda", "CUDA rmsnorm_block_vec4", params, "unsupported", cuda_error)
+            labkit.failed("cuda", cuda_label, params, "unsupported", cuda_error)
         elif cols % 4 != 0 or cols > 8192:
-            labkit.failed("cuda", "CUDA rmsnorm_block_vec4", params, "unsupported",
+            labkit.failed("cuda", cuda_label, params, "unsupported",
                           "rmsnorm_block_vec4 keeps the row in registers: cols % 4 == 0 and cols <= 8192")
         else:
-            measure("cuda", "CUDA rmsnorm_block_vec4", params, lambda: cuda_fn(x, w, EPS), ref, **work)
+            measure("cuda", cuda_label, params, lambda: cuda_fn(x, w, EPS), ref, **work)
         del x, w, ref
         if GPU:
             torch.cuda.empty_cache()

@@ -11,6 +11,7 @@ Every variant is checked against a float64 PyTorch softmax before it is timed. T
 record is a plain torch copy of the same matrix: the bytes a softmax cannot avoid moving.
 """
 
+import ctypes
 import os
 import pathlib
 import sys
@@ -18,6 +19,8 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import labkit  # noqa: E402
 import torch  # noqa: E402
+
+import book_cuda  # noqa: E402
 
 GPU = torch.cuda.is_available()
 if not GPU:
@@ -104,16 +107,9 @@ def softmax_eager(x):
 
 
 # ---- The book's CUDA kernel, loaded into PyTorch ------------------------------------------
-# softmax_fused from kernels/softmax.cu, compiled with its launcher by load_inline. The kernel
-# assumes 256 threads, cols divisible by 4 and at most 4 * 8 * 256 = 8192 (a row in registers).
-
-# Headers go first, ahead of the .cu file, so its macros (FULL_MASK, MAX_VEC, ...) cannot
-# reach into them.
-CUDA_HEADERS = r"""
-#include <torch/extension.h>
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAException.h>
-"""
+# softmax_fused from kernels/softmax.cu, compiled with its launcher by load_inline (book_cuda.py
+# falls back to nvcc + ctypes without ninja). The kernel assumes 256 threads, cols divisible by
+# 4 and at most 4 * 8 * 256 = 8192 (a row in registers).
 
 CUDA_LAUNCHER = r"""
 torch::Tensor softmax_fused_launch(torch::Tensor x) {
@@ -129,18 +125,36 @@ torch::Tensor softmax_fused_launch(torch::Tensor x) {
 }
 """
 
+# The same launch as a plain C function, for the nvcc + ctypes route (no ninja needed).
+C_LAUNCHER = r"""
+extern "C" int softmax_fused_c(const float* x, float* y, int rows, int cols, cudaStream_t s) {
+    softmax_fused<<<rows, 256, 0, s>>>(x, y, cols);
+    return (int)cudaGetLastError();
+}
+"""
+
 
 def load_cuda_softmax():
-    from torch.utils.cpp_extension import load_inline
-    source = (pathlib.Path(__file__).resolve().parents[2] / "softmax.cu").read_text()
-    ext = load_inline(
-        name="hdlc_lab_softmax_fused",
-        cpp_sources="torch::Tensor softmax_fused_launch(torch::Tensor x);",
-        cuda_sources=CUDA_HEADERS + source + CUDA_LAUNCHER,
-        functions=["softmax_fused_launch"],
-        extra_cuda_cflags=["-O3"],
-    )
-    return ext.softmax_fused_launch
+    """softmax_fused as a function of a tensor, and the route it was built by."""
+    try:
+        return book_cuda.load_inline_ext(
+            "hdlc_lab_softmax_fused", "softmax.cu", CUDA_LAUNCHER,
+            "torch::Tensor softmax_fused_launch(torch::Tensor x);", "softmax_fused_launch"), "load_inline"
+    except Exception as e:
+        labkit.log(f"load_inline failed ({type(e).__name__}: {e}); trying nvcc + ctypes")
+    lib = book_cuda.nvcc_library("softmax.cu", C_LAUNCHER)
+    lib.softmax_fused_c.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
+                                    ctypes.c_void_p]
+
+    def run(x):
+        rows, cols = x.shape
+        assert x.is_cuda and x.dtype == torch.float32 and x.is_contiguous()
+        assert cols % 4 == 0 and cols <= 8192
+        y = torch.empty_like(x)
+        book_cuda.check(lib.softmax_fused_c(x.data_ptr(), y.data_ptr(), rows, cols, book_cuda.stream()),
+                        "softmax_fused")
+        return y
+    return run, "nvcc + ctypes"
 
 
 def measure(variant, label, params, fn, ref, *, flops, nbytes, baseline=False):
@@ -175,12 +189,14 @@ def main():
             if hasattr(dynamo.config, knob):
                 setattr(dynamo.config, knob, 64)
         compiled = torch.compile(softmax_eager, dynamic=False)
-    cuda_fn, cuda_error = None, "needs a CUDA GPU and nvcc (torch.utils.cpp_extension.load_inline)"
+    cuda_fn, cuda_error, cuda_label = None, "needs a CUDA GPU and nvcc", "CUDA softmax_fused"
     if GPU:
         try:
-            cuda_fn = load_cuda_softmax()
+            cuda_fn, how = load_cuda_softmax()
+            if how != "load_inline":
+                cuda_label += f" ({how})"
         except Exception as e:
-            cuda_error = f"load_inline failed: {type(e).__name__}: {e}"
+            cuda_error = f"build failed: {type(e).__name__}: {e}"
 
     for cols in WIDTHS:
         rows = max(1, -(-INPUT_BYTES // (4 * cols)))
@@ -209,12 +225,12 @@ def main():
                               f"a row of {cols} columns does not fit one program's registers (limit {MAX_FUSED})")
             measure("triton_online", "Triton (online, 2 passes)", params, lambda: softmax_triton_online(x), ref, **work)
         if cuda_fn is None:
-            labkit.failed("cuda", "CUDA softmax_fused", params, "unsupported", cuda_error)
+            labkit.failed("cuda", cuda_label, params, "unsupported", cuda_error)
         elif cols % 4 != 0 or cols > 8192:
-            labkit.failed("cuda", "CUDA softmax_fused", params, "unsupported",
+            labkit.failed("cuda", cuda_label, params, "unsupported",
                           "softmax_fused keeps the row in registers: cols % 4 == 0 and cols <= 8192")
         else:
-            measure("cuda", "CUDA softmax_fused", params, lambda: cuda_fn(x), ref, **work)
+            measure("cuda", cuda_label, params, lambda: cuda_fn(x), ref, **work)
         del x, ref
         if GPU:
             torch.cuda.empty_cache()

@@ -1,11 +1,13 @@
 //! bandwidth: copies and vector add over 1 GiB arrays, against cuMemcpyDtoD.
+//!
+//! Why: the memory roof every other figure is drawn against is measured here, on the same GPU.
 
 use super::super::gpu::{Arg, Launch};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
 use super::super::plan::Item;
-use super::super::reference::{random_vec, rel_error_f32, rel_error_fn};
+use super::super::reference::{rel_error_f32, rel_error_fn};
 use super::super::results::{FailStage, Timing};
-use super::blocks;
+use super::{blocks, random_input};
 
 const FILE: &str = "bandwidth.cu";
 
@@ -14,22 +16,14 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let n4 = n / 4;
     let sms = ctx.gpu.sm_count() as u64;
     let seed = ctx.seed(item);
-    let kernel = if item.baseline {
-        None
-    } else {
-        Some(ctx.kernel(FILE, item.variant)?)
-    };
+    let kernel = ctx.variant_kernel(FILE, item)?;
     let gpu = ctx.gpu;
 
-    let a_host = random_vec(n as usize, seed, -1.0, 1.0);
-    let a = gpu.alloc_f32(n as usize)?;
-    gpu.upload_f32(&a, &a_host)?;
+    let (a_host, a) = random_input(gpu, n as usize, seed, -1.0, 1.0)?;
     let out = gpu.alloc_f32(n as usize)?;
 
     if item.variant.starts_with("vector_add") {
-        let b_host = random_vec(n as usize, seed ^ 0xb, -1.0, 1.0);
-        let b = gpu.alloc_f32(n as usize)?;
-        gpu.upload_f32(&b, &b_host)?;
+        let (b_host, b) = random_input(gpu, n as usize, seed ^ 0xb, -1.0, 1.0)?;
         let k = kernel.ok_or_else(|| Fail::new(FailStage::Compile, "no kernel"))?;
         // The naive kernel takes one float per thread; the vec4 one two float4s per thread.
         let (cfg, count) = if item.variant == "vector_add_naive" {

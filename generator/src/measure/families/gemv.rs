@@ -1,11 +1,13 @@
 //! gemv: y = A·x with A 16384 × 16384 (1 GiB read), against cuMemcpyDtoD of A.
+//!
+//! Why memcpy is the baseline: a GEMV reads A once, so copying A is the speed it can approach.
 
 use super::super::gpu::{Arg, Launch};
 use super::super::harness::{check_and_time, Ctx, Res};
 use super::super::plan::Item;
-use super::super::reference::{gemv_f64, random_vec, rel_error};
+use super::super::reference::{gemv_f64, rel_error};
 use super::super::results::Timing;
-use super::{blocks, memcpy_baseline};
+use super::{blocks, memcpy_baseline, random_input};
 
 const FILE: &str = "gemv.cu";
 
@@ -13,17 +15,13 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let (rows, cols) = (item.p("rows") as usize, item.p("cols") as usize);
     let seed = ctx.seed(item);
     let gpu = ctx.gpu;
-    let a_host = random_vec(rows * cols, seed, -1.0, 1.0);
-    let a = gpu.alloc_f32(rows * cols)?;
-    gpu.upload_f32(&a, &a_host)?;
+    let (a_host, a) = random_input(gpu, rows * cols, seed, -1.0, 1.0)?;
 
     if item.baseline {
         return memcpy_baseline(gpu, item, &a, &a_host);
     }
 
-    let x_host = random_vec(cols, seed ^ 0x55, -1.0, 1.0);
-    let x = gpu.alloc_f32(cols)?;
-    gpu.upload_f32(&x, &x_host)?;
+    let (x_host, x) = random_input(gpu, cols, seed ^ 0x55, -1.0, 1.0)?;
     let y = gpu.alloc_f32(rows)?;
     let k = ctx.kernel(FILE, item.variant)?;
     let cfg = match item.variant {

@@ -3,11 +3,14 @@
 
 mod attention;
 mod bandwidth;
+mod decode_attention;
 mod gemv;
+mod quant_gemv;
 mod reduction;
 mod rmsnorm;
 mod sgemm;
 mod softmax;
+mod ssm_scan;
 mod tc_gemm;
 mod transpose;
 
@@ -29,6 +32,11 @@ pub fn run(ctx: &mut Ctx, family: &str, items: &[Item], done: &mut dyn FnMut(&It
         "sgemm" => sgemm::measure,
         "tc_gemm" => tc_gemm::measure,
         "attention" => attention::measure,
+        "decode_attention" => decode_attention::measure,
+        "quant_gemv" => quant_gemv::measure,
+        "ssm_scan" => ssm_scan::measure,
+        // The shard shapes run the tensor-core GEMM family's own kernels and checks.
+        "tp_gemm" => tc_gemm::measure,
         _ => return,
     };
     for item in items {
@@ -40,6 +48,15 @@ pub fn run(ctx: &mut Ctx, family: &str, items: &[Item], done: &mut dyn FnMut(&It
 /// Blocks of `threads` for `work` units (rounded up), as u64 for `Launch::linear`.
 pub(crate) fn blocks(work: u64, threads: u64) -> u64 {
     work.div_ceil(threads)
+}
+
+/// A fresh random `f32` input of `n` elements in [lo, hi) (seeded), on the host and uploaded: the
+/// first lines of nearly every family's set-up.
+pub(crate) fn random_input(gpu: &Gpu, n: usize, seed: u64, lo: f32, hi: f32) -> Res<(Vec<f32>, DevBuf)> {
+    let host = super::reference::random_vec(n, seed, lo, hi);
+    let dev = gpu.alloc_f32(n)?;
+    gpu.upload_f32(&dev, &host)?;
+    Ok((host, dev))
 }
 
 /// The device-memcpy baseline of a memory-bound family: copy the input `src` (whose host copy is
@@ -54,4 +71,13 @@ pub(crate) fn memcpy_baseline(gpu: &Gpu, item: &Item, src: &DevBuf, host: &[f32]
         &mut || gpu.memcpy_dtod(&out, src, host.len() * 4),
         &mut || Ok(rel_error_f32(&gpu.download_f32(&out, host.len())?, host)),
     )
+}
+
+/// The memcpy baseline of a family whose main input is `bytes` of another type (BF16 or
+/// quantized): fresh random floats of the same byte count, copied by [`memcpy_baseline`].
+pub(crate) fn memcpy_baseline_bytes(gpu: &Gpu, item: &Item, bytes: usize, seed: u64) -> Res<Timing> {
+    let host = super::reference::random_vec(bytes / 4, seed, -1.0, 1.0);
+    let src = gpu.alloc_f32(host.len())?;
+    gpu.upload_f32(&src, &host)?;
+    memcpy_baseline(gpu, item, &src, &host)
 }

@@ -6,9 +6,9 @@
 use super::super::gpu::{Arg, Launch};
 use super::super::harness::{check_and_time, Ctx, Res};
 use super::super::plan::Item;
-use super::super::reference::{random_vec, sum_f64};
+use super::super::reference::sum_f64;
 use super::super::results::Timing;
-use super::{blocks, memcpy_baseline};
+use super::{blocks, memcpy_baseline, random_input};
 
 const FILE: &str = "reduction.cu";
 
@@ -17,9 +17,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let seed = ctx.seed(item);
     let sms = ctx.gpu.sm_count() as u64;
     let gpu = ctx.gpu;
-    let x = random_vec(n as usize, seed, 0.0, 1.0);
-    let input = gpu.alloc_f32(n as usize)?;
-    gpu.upload_f32(&input, &x)?;
+    let (x, input) = random_input(gpu, n as usize, seed, 0.0, 1.0)?;
 
     if item.baseline {
         return memcpy_baseline(gpu, item, &input, &x);

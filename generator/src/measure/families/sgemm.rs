@@ -4,6 +4,9 @@
 //! CPU product at 256 × 256 × 256, and at the timed size on 256 sampled entries computed in f64.
 //! Each kernel is then checked against cuBLAS's output at the timed size over all M·N entries
 //! (without cuBLAS, against 4096 sampled f64 entries).
+//!
+//! Why cuBLAS is the baseline: it is what a reader's FP32 matmul would use, measured in the same
+//! run on the same GPU.
 
 use super::super::gpu::{Arg, DevBuf, Gpu, Launch};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
@@ -74,11 +77,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         ));
     }
     let seed = ctx.seed(item);
-    let kernel = if item.baseline {
-        None
-    } else {
-        Some(ctx.kernel(FILE, item.variant)?)
-    };
+    let kernel = ctx.variant_kernel(FILE, item)?;
     let gpu = ctx.gpu;
     let a_host = random_vec(m * k, seed ^ 0xa, -1.0, 1.0);
     let b_host = random_vec(k * n, seed ^ 0xb, -1.0, 1.0);

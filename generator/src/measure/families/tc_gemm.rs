@@ -125,11 +125,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         ));
     }
     let seed = ctx.seed(item);
-    let kernel = if item.baseline {
-        None
-    } else {
-        Some(ctx.kernel(FILE, item.variant)?)
-    };
+    let kernel = ctx.variant_kernel(FILE, item)?;
     let gpu = ctx.gpu;
     let (a_bits, a_host) = random_bf16(m * k, seed ^ 0xa, -1.0, 1.0);
     let (b_bits, bt_host) = random_bf16(n * k, seed ^ 0xb, -1.0, 1.0);

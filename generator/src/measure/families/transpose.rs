@@ -1,25 +1,23 @@
 //! transpose: out = inᵀ for a 16384 × 16384 matrix (1 GiB each way), against cuMemcpyDtoD.
+//!
+//! Why memcpy is the baseline: a transpose moves the same bytes as a copy; the gap is the cost of
+//! its access pattern.
 
 use super::super::gpu::{Arg, Launch};
 use super::super::harness::{check_and_time, Ctx, Res};
 use super::super::plan::Item;
-use super::super::reference::{random_vec, rel_error_f32, rel_error_fn};
+use super::super::reference::{rel_error_f32, rel_error_fn};
 use super::super::results::Timing;
+use super::random_input;
 
 const FILE: &str = "transpose.cu";
 
 pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let (rows, cols) = (item.p("rows") as usize, item.p("cols") as usize);
     let seed = ctx.seed(item);
-    let kernel = if item.baseline {
-        None
-    } else {
-        Some(ctx.kernel(FILE, item.variant)?)
-    };
+    let kernel = ctx.variant_kernel(FILE, item)?;
     let gpu = ctx.gpu;
-    let x = random_vec(rows * cols, seed, -1.0, 1.0);
-    let input = gpu.alloc_f32(rows * cols)?;
-    gpu.upload_f32(&input, &x)?;
+    let (x, input) = random_input(gpu, rows * cols, seed, -1.0, 1.0)?;
     let out = gpu.alloc_f32(rows * cols)?;
     let cfg = Launch::grid2(cols.div_ceil(32) as u32, rows.div_ceil(32) as u32, 32, 8);
     let mut run = || match &kernel {

@@ -1,5 +1,8 @@
 //! Strip maps: one line drawn straight with its stations evenly spaced (path pages), and the
 //! strips of every line through a card with that card highlighted (card pages).
+//!
+//! Why apart from the metro layout: these are straight lines that need no layout search, so they
+//! are cheap enough to draw on every page.
 
 use super::short_label;
 use crate::graph::stops;

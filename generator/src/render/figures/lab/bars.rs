@@ -1,4 +1,6 @@
 //! `show: ladder` for labs: one bar per selected record, failures as text in their row.
+//!
+//! Why a file of its own: one lab view per file, registered in `LAB_VIEWS`, like the kernel views.
 
 use super::*;
 

@@ -1,5 +1,7 @@
 //! `show: scaling` (a metric against one param, a line per variant) and `show: curve` (a named
 //! series of each record, e.g. a loss curve) for labs.
+//!
+//! Why together: both draw lines on the same axes code (log or linear x, a line per variant).
 
 use super::*;
 

@@ -13,8 +13,52 @@ mod bars;
 mod lines;
 mod tables;
 
-use super::*;
-use crate::measure::results::Timing;
+use super::prelude::*;
+use crate::figspec::FigureSpec;
+use crate::measure::results::{ResultsFile, Timing};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+/// A lab figure view: its name after `show:` and the function that draws it.
+pub struct LabView {
+    pub name: &'static str,
+    draw: fn(&LabCtx) -> Result<String, String>,
+}
+
+/// Every view a lab-family figure block may ask for; `figspec` lists them from here.
+pub const LAB_VIEWS: &[LabView] = &[
+    LabView {
+        name: "ladder",
+        draw: bars::ladder,
+    },
+    LabView {
+        name: "scaling",
+        draw: lines::scaling,
+    },
+    LabView {
+        name: "table",
+        draw: tables::table,
+    },
+    LabView {
+        name: "curve",
+        draw: lines::curve,
+    },
+    LabView {
+        name: "records",
+        draw: tables::records,
+    },
+];
+
+/// The names of [`LAB_VIEWS`], as a constant for `figspec`.
+pub const LAB_VIEW_NAMES: [&str; LAB_VIEWS.len()] = {
+    let mut names = [""; LAB_VIEWS.len()];
+    let mut i = 0;
+    while i < LAB_VIEWS.len() {
+        names[i] = LAB_VIEWS[i].name;
+        i += 1;
+    }
+    names
+};
 
 /// Render a figure of a lab family. `loc` holds the lines of code counted for the spec's `loc:`.
 pub fn render_lab_figure(
@@ -40,12 +84,10 @@ pub fn render_lab_figure(
         metric: Metric::parse(spec.metric.as_deref()),
         loc,
     };
-    match spec.show.as_str() {
-        "ladder" => bars::ladder(&c),
-        "scaling" => lines::scaling(&c),
-        "curve" => lines::curve(&c),
-        "records" => tables::records(&c),
-        _ => tables::table(&c),
+    // figspec checked the view; an unknown one (a spec built in code) draws the table.
+    match LAB_VIEWS.iter().find(|v| v.name == spec.show) {
+        Some(v) => (v.draw)(&c),
+        None => tables::table(&c),
     }
 }
 
@@ -53,7 +95,7 @@ pub fn render_lab_figure(
 type Value = Result<(f64, Option<(f64, f64)>), String>;
 
 /// Everything a lab view needs.
-struct LabCtx<'a> {
+pub struct LabCtx<'a> {
     spec: &'a FigureSpec,
     file: &'a ResultsFile,
     /// The records the spec selects, in drawing order.

@@ -1,5 +1,7 @@
 //! `show: table` (the selected records: time, spread, the metric, % of baseline, lines of code)
 //! and `show: records` (a named table each record carries, e.g. a profiler's top kernels).
+//!
+//! Why together: both are HTML tables with the same escaping and failure cells, no SVG.
 
 use super::*;
 use crate::measure::results::Cell;

@@ -1,0 +1,415 @@
+//! decode_attention: one decode step of attention over a KV cache (BF16 Q/K/V, FP32 inside,
+//! d_head 128, 32 query heads over `hkv` KV heads), against a device memcpy of the KV cache's
+//! bytes in the same run.
+//!
+//! Verification, for every variant: the outputs of the first and the last sequence (all query
+//! heads) against an f64 CPU reference computed from the exact values the kernel reads — the
+//! BF16 values, or the dequantized codes for kv_int8 / kv_fp8 — and every output element must be
+//! finite (the output is poisoned with NaN first). BF16 output rounding puts the honest error
+//! near 2e-3, hence the 1e-2 tolerance. The quantized rungs also record, in `metrics`,
+//! `kv_err_vs_bf16`: their error against the f64 result on the unquantized BF16 cache, i.e. what
+//! the quantization itself costs. Split rungs record their split count in `metrics.splits`.
+
+use super::super::gpu::{Arg, DevBuf, Gpu, Launch};
+use super::super::harness::{check_and_time, Ctx, Fail, Res};
+use super::super::plan::Item;
+use super::super::quant::{quantize_rows_par, Format};
+use super::super::reference::{bf16_to_f32, mix, random_bf16, rel_error};
+use super::super::results::{FailStage, Timing};
+use super::memcpy_baseline_bytes;
+
+const FILE: &str = "decode_attention.cu";
+const TOL: f64 = 1e-2;
+const D: usize = 128;
+const TILE: usize = 32;
+/// Paged-cache block size (tokens).
+pub const PAGE: usize = 16;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Shape {
+    pub b: usize,
+    pub hq: usize,
+    pub hkv: usize,
+    pub ctx: usize,
+}
+
+impl Shape {
+    fn from(item: &Item) -> Shape {
+        Shape {
+            b: item.p("b") as usize,
+            hq: item.p("hq") as usize,
+            hkv: item.p("hkv") as usize,
+            ctx: item.p("ctx") as usize,
+        }
+    }
+    fn group(&self) -> usize {
+        self.hq / self.hkv
+    }
+    /// Elements of K (or V).
+    fn kv_elems(&self) -> usize {
+        self.b * self.hkv * self.ctx * D
+    }
+}
+
+/// Splits per sequence for the Flash-Decoding rungs: the fewest (a power of two) that give at
+/// least two CTAs per SM, while each split keeps at least 256 keys.
+pub fn choose_splits(s: Shape, sm_count: usize) -> usize {
+    let mut splits = 1;
+    while s.b * s.hkv * splits < 2 * sm_count && s.ctx / (splits * 2) >= 256 {
+        splits *= 2;
+    }
+    splits
+}
+
+/// A seeded shuffle of 0..n (Fisher–Yates with splitmix64): the pool order of a paged cache.
+pub fn shuffled(n: usize, seed: u64) -> Vec<u32> {
+    let mut p: Vec<u32> = (0..n as u32).collect();
+    for i in (1..n).rev() {
+        let j = (mix(seed ^ mix(i as u64)) % (i as u64 + 1)) as usize;
+        p.swap(i, j);
+    }
+    p
+}
+
+/// Scatter a contiguous [b][hkv][ctx][D] cache into a pool [blocks][hkv][16][D] following
+/// `perm` (logical block j of sequence s goes to pool block perm[s·ctx/16 + j]).
+pub fn to_pool(kv: &[u16], s: Shape, perm: &[u32]) -> Vec<u16> {
+    let nb = s.ctx / PAGE;
+    let mut pool = vec![0u16; kv.len()];
+    for seq in 0..s.b {
+        for j in 0..nb {
+            let p = perm[seq * nb + j] as usize;
+            for h in 0..s.hkv {
+                let src = ((seq * s.hkv + h) * s.ctx + j * PAGE) * D;
+                let dst = (p * s.hkv + h) * PAGE * D;
+                pool[dst..dst + PAGE * D].copy_from_slice(&kv[src..src + PAGE * D]);
+            }
+        }
+    }
+    pool
+}
+
+/// f64 decode attention of query head `qh` of sequence `seq`: softmax(q·Kᵀ/√d)·V.
+pub fn reference_row(q: &[f32], k: &[f32], v: &[f32], s: Shape, seq: usize, qh: usize) -> Vec<f64> {
+    let kvh = qh / s.group();
+    let qr = &q[(seq * s.hq + qh) * D..][..D];
+    let base = (seq * s.hkv + kvh) * s.ctx * D;
+    let scale = 1.0 / (D as f64).sqrt();
+    let scores: Vec<f64> = (0..s.ctx)
+        .map(|t| {
+            let kr = &k[base + t * D..][..D];
+            qr.iter().zip(kr).map(|(&a, &b)| a as f64 * b as f64).sum::<f64>() * scale
+        })
+        .collect();
+    let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let p: Vec<f64> = scores.iter().map(|x| (x - m).exp()).collect();
+    let l: f64 = p.iter().sum();
+    let mut o = vec![0f64; D];
+    for (t, pt) in p.iter().enumerate() {
+        for (j, oj) in o.iter_mut().enumerate() {
+            *oj += pt * v[base + t * D + j] as f64;
+        }
+    }
+    o.iter().map(|x| x / l).collect()
+}
+
+/// ‖out − ref‖ / ‖ref‖ over all query heads of the first and last sequence; +∞ if any output
+/// element is not finite.
+fn checked_rel(out: &[f32], q: &[f32], k: &[f32], v: &[f32], s: Shape) -> f64 {
+    if out.iter().any(|x| !x.is_finite()) {
+        return f64::INFINITY;
+    }
+    let mut seqs = vec![0, s.b - 1];
+    seqs.dedup();
+    let mut got = Vec::new();
+    let mut want = Vec::new();
+    for &seq in &seqs {
+        for qh in 0..s.hq {
+            got.extend_from_slice(&out[(seq * s.hq + qh) * D..][..D]);
+            want.extend(reference_row(q, k, v, s, seq, qh));
+        }
+    }
+    rel_error(&got, &want)
+}
+
+/// Device copies of a (possibly quantized) cache: codes, and per-token scales when quantized.
+struct Cache {
+    k: DevBuf,
+    v: DevBuf,
+    scales: Option<(DevBuf, DevBuf)>,
+    table: Option<DevBuf>,
+    /// The values the kernel computes with (dequantized when quantized).
+    kh: Vec<f32>,
+    vh: Vec<f32>,
+}
+
+fn upload_quantized(
+    gpu: &Gpu,
+    x: &[f32],
+    rows: usize,
+    fmt: Format,
+) -> anyhow::Result<(DevBuf, DevBuf, Vec<f32>)> {
+    let q = quantize_rows_par(x, rows, D, fmt);
+    let (codes, scales) = (gpu.alloc(q.codes.len())?, gpu.alloc_f32(q.scales.len())?);
+    gpu.upload_bytes(&codes, &q.codes)?;
+    gpu.upload_f32(&scales, &q.scales)?;
+    Ok((codes, scales, q.dequant))
+}
+
+/// The cache a variant reads, from the BF16 bits and values of K (`k`) and V (`v`).
+fn make_cache(
+    gpu: &Gpu,
+    variant: &str,
+    s: Shape,
+    (kb, kh): (&[u16], &[f32]),
+    (vb, vh): (&[u16], &[f32]),
+    seed: u64,
+) -> anyhow::Result<Cache> {
+    let rows = s.b * s.hkv * s.ctx;
+    let fmt = match variant {
+        "kv_int8" => Some(Format::Int8),
+        "kv_fp8" => Some(Format::Fp8),
+        _ => None,
+    };
+    if let Some(fmt) = fmt {
+        let (k, ks, kd) = upload_quantized(gpu, kh, rows, fmt)?;
+        let (v, vs, vd) = upload_quantized(gpu, vh, rows, fmt)?;
+        return Ok(Cache {
+            k,
+            v,
+            scales: Some((ks, vs)),
+            table: None,
+            kh: kd,
+            vh: vd,
+        });
+    }
+    let (k, v) = (gpu.alloc(kb.len() * 2)?, gpu.alloc(vb.len() * 2)?);
+    let mut table = None;
+    if variant == "paged" {
+        let perm = shuffled(s.b * s.ctx / PAGE, seed ^ 0x9a);
+        gpu.upload_u16(&k, &to_pool(kb, s, &perm))?;
+        gpu.upload_u16(&v, &to_pool(vb, s, &perm))?;
+        let bytes: Vec<u8> = perm.iter().flat_map(|p| (*p as i32).to_le_bytes()).collect();
+        let t = gpu.alloc(bytes.len())?;
+        gpu.upload_bytes(&t, &bytes)?;
+        table = Some(t);
+    } else {
+        gpu.upload_u16(&k, kb)?;
+        gpu.upload_u16(&v, vb)?;
+    }
+    Ok(Cache {
+        k,
+        v,
+        scales: None,
+        table,
+        kh: kh.to_vec(),
+        vh: vh.to_vec(),
+    })
+}
+
+/// A buffer argument, or a null pointer for an unused one.
+fn opt(b: Option<&DevBuf>) -> Arg<'_> {
+    b.map_or(Arg::U64(0), Arg::Buf)
+}
+
+/// The leading arguments of every decode kernel: Q, the K cache, the V cache.
+fn qkv_args<'a>(q: &'a DevBuf, cache: &'a Cache) -> [Arg<'a>; 3] {
+    [Arg::Buf(q), Arg::Buf(&cache.k), Arg::Buf(&cache.v)]
+}
+
+fn split_kernel(variant: &str) -> Option<&'static str> {
+    Some(match variant {
+        "gqa" | "split_kv" => "decode_split_bf16",
+        "paged" => "decode_split_paged",
+        "kv_int8" => "decode_split_int8",
+        "kv_fp8" => "decode_split_fp8",
+        _ => return None,
+    })
+}
+
+pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
+    let s = Shape::from(item);
+    let g = s.group();
+    if s.hkv == 0
+        || !s.hq.is_multiple_of(s.hkv)
+        || ![1, 4, 32].contains(&g)
+        || !s.ctx.is_multiple_of(512)
+        || item.p("d") as usize != D
+    {
+        return Err(Fail::new(
+            FailStage::Unsupported,
+            "decode kernels need d = 128, a group size of 1, 4 or 32 and ctx divisible by 512",
+        ));
+    }
+    let seed = ctx.seed(item);
+    let gpu = ctx.gpu;
+    if item.baseline {
+        return memcpy_baseline_bytes(gpu, item, s.kv_elems() * 4, seed); // K + V in BF16
+    }
+    let nq = s.b * s.hq * D;
+    let (qb, qh) = random_bf16(nq, seed ^ 0x51, -6.0, 6.0);
+    let (kb, kh) = random_bf16(s.kv_elems(), seed ^ 0x4b, -1.0, 1.0);
+    let (vb, vh) = random_bf16(s.kv_elems(), seed ^ 0x56, -1.0, 1.0);
+    let (q, o) = (gpu.alloc(nq * 2)?, gpu.alloc(nq * 2)?);
+    gpu.upload_u16(&q, &qb)?;
+    let cache = make_cache(gpu, item.variant, s, (&kb, &kh), (&vb, &vh), seed)?;
+    drop((kb, vb));
+    let scale_log2 = std::f32::consts::LOG2_E / (D as f32).sqrt();
+    let splits = match item.variant {
+        "naive" | "gqa" => 1,
+        _ => choose_splits(s, gpu.sm_count() as usize),
+    };
+    let (part_acc, part_ml) = (
+        gpu.alloc_f32(nq * splits)?,
+        gpu.alloc_f32(s.b * s.hq * splits * 2)?,
+    );
+    let null = Arg::U64(0);
+    let run: Box<dyn Fn() -> anyhow::Result<()>> = match split_kernel(item.variant) {
+        None => {
+            let k = ctx.kernel(FILE, "decode_naive")?;
+            let cfg = Launch::linear((s.b * s.hq * 32).div_ceil(128) as u64, 128)?;
+            let (cache, q, o) = (&cache, &q, &o);
+            Box::new(move || {
+                let [q, k_cache, v_cache] = qkv_args(q, cache);
+                gpu.launch(
+                    &k,
+                    cfg,
+                    &[
+                        q,
+                        k_cache,
+                        v_cache,
+                        Arg::Buf(o),
+                        Arg::I32(s.b as i32),
+                        Arg::I32(s.hq as i32),
+                        Arg::I32(s.hkv as i32),
+                        Arg::I32(s.ctx as i32),
+                        Arg::F32(scale_log2),
+                    ],
+                )
+            })
+        }
+        Some(base) => {
+            let k = ctx.kernel(FILE, &format!("{base}_g{g}"))?;
+            let combine = ctx.kernel(FILE, "decode_combine")?;
+            let smem = ((TILE * (D + 1) + TILE * D + g * D + g * TILE) * 4) as u32;
+            gpu.set_max_dynamic_smem(&k, smem)?;
+            let cfg = Launch {
+                grid: (splits as u32, s.hkv as u32, s.b as u32),
+                block: (128, 1, 1),
+                smem,
+            };
+            let (cache, q, o, part_acc, part_ml) = (&cache, &q, &o, &part_acc, &part_ml);
+            Box::new(move || {
+                let sc = cache.scales.as_ref();
+                let [q, k_cache, v_cache] = qkv_args(q, cache);
+                gpu.launch(
+                    &k,
+                    cfg,
+                    &[
+                        q,
+                        k_cache,
+                        v_cache,
+                        opt(sc.map(|x| &x.0)),
+                        opt(sc.map(|x| &x.1)),
+                        opt(cache.table.as_ref()),
+                        Arg::Buf(o),
+                        if splits > 1 { Arg::Buf(part_acc) } else { null },
+                        if splits > 1 { Arg::Buf(part_ml) } else { null },
+                        Arg::I32(s.hq as i32),
+                        Arg::I32(s.hkv as i32),
+                        Arg::I32(s.ctx as i32),
+                        Arg::I32((s.ctx / splits) as i32),
+                        Arg::F32(scale_log2),
+                    ],
+                )?;
+                if splits > 1 {
+                    gpu.launch(
+                        &combine,
+                        Launch::linear((s.b * s.hq) as u64, 128)?,
+                        &[
+                            Arg::Buf(part_acc),
+                            Arg::Buf(part_ml),
+                            Arg::Buf(o),
+                            Arg::I32(splits as i32),
+                        ],
+                    )?;
+                }
+                Ok(())
+            })
+        }
+    };
+    let quantized = cache.scales.is_some();
+    let mut vs_bf16 = 0.0;
+    let mut t = check_and_time(gpu, item, TOL, &[&o], &mut || run(), &mut || {
+        let out = bf16_to_f32(&gpu.download_u16(&o, nq)?);
+        if quantized {
+            vs_bf16 = checked_rel(&out, &qh, &kh, &vh, s);
+        }
+        Ok(checked_rel(&out, &qh, &cache.kh, &cache.vh, s))
+    })?;
+    if quantized {
+        t.metrics.insert("kv_err_vs_bf16".into(), vs_bf16);
+    }
+    if split_kernel(item.variant).is_some() {
+        t.metrics.insert("splits".into(), splits as f64);
+    }
+    Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(b: usize, hkv: usize, ctx: usize) -> Shape {
+        Shape { b, hq: 32, hkv, ctx }
+    }
+
+    #[test]
+    fn splits_fill_the_gpu_but_keep_256_keys() {
+        assert_eq!(choose_splits(shape(64, 32, 512), 132), 1);
+        let s = choose_splits(shape(1, 8, 32768), 132);
+        assert!(8 * s >= 264 && 32768 / s >= 256, "{s}");
+        assert_eq!(choose_splits(shape(1, 1, 512), 132), 2);
+        for &(b, hkv, ctx) in &[(1, 1, 512), (8, 8, 4096), (1, 32, 32768)] {
+            let sp = choose_splits(shape(b, hkv, ctx), 132);
+            assert!(ctx % (sp * TILE) == 0);
+        }
+    }
+
+    #[test]
+    fn pool_scatter_follows_the_table() {
+        let s = shape(2, 2, 64);
+        let kv: Vec<u16> = (0..s.kv_elems()).map(|i| (i % 65521) as u16).collect();
+        let perm = shuffled(s.b * s.ctx / PAGE, 7);
+        let mut sorted = perm.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..8).collect::<Vec<u32>>());
+        let pool = to_pool(&kv, s, &perm);
+        // token t of (seq, h) lives at pool[((perm[seq·nb + t/16]·hkv + h)·16 + t%16)·D]
+        for (seq, h, t) in [(0, 0, 0), (1, 1, 63), (1, 0, 17), (0, 1, 40)] {
+            let p = perm[seq * 4 + t / PAGE] as usize;
+            let src = ((seq * s.hkv + h) * s.ctx + t) * D;
+            let dst = ((p * s.hkv + h) * PAGE + t % PAGE) * D;
+            assert_eq!(&pool[dst..dst + D], &kv[src..src + D]);
+        }
+    }
+
+    #[test]
+    fn reference_is_a_weighted_mean_of_values() {
+        // One key dominates: the output is (nearly) its value row; equal scores give the mean.
+        let s = Shape {
+            b: 1,
+            hq: 1,
+            hkv: 1,
+            ctx: 2,
+        };
+        let q = vec![1.0f32; D];
+        let mut k = vec![0.0f32; 2 * D];
+        let v: Vec<f32> = (0..2 * D).map(|i| if i < D { 1.0 } else { 3.0 }).collect();
+        let o = reference_row(&q, &k, &v, s, 0, 0);
+        assert!(o.iter().all(|&x| (x - 2.0).abs() < 1e-12));
+        k[D..].iter_mut().for_each(|x| *x = 1.0); // score √128 ≈ 11.3 for key 1
+        let o = reference_row(&q, &k, &v, s, 0, 0);
+        assert!(o.iter().all(|&x| (x - 3.0).abs() < 1e-4));
+    }
+}

@@ -1,0 +1,114 @@
+//! Compiling a kernel file with NVRTC and loading its kernels.
+//!
+//! Why apart: the compile options (architecture, C++ standard, the program named after its file
+//! so that NVRTC's errors read `file(line)`) must be the same for a build with a GPU and for the
+//! GPU-less compile check, which are both here.
+
+use super::*;
+
+impl Gpu {
+    /// Compile one kernel file with NVRTC for this device and load it; `arch_specific` asks for
+    /// [`Gpu::arch_specific`]'s target instead of the portable one.
+    pub fn compile(
+        &self,
+        file: &str,
+        source: &str,
+        arch_specific: bool,
+    ) -> std::result::Result<Module, CompileFailure> {
+        use cudarc::nvrtc;
+        // SAFETY: probes the shared library only.
+        if !unsafe { nvrtc::sys::is_culib_present() } {
+            return Err(CompileFailure {
+                log: "NVRTC library not found".into(),
+            });
+        }
+        if source.contains('\0') {
+            return Err(CompileFailure {
+                log: format!("{file}(1): error: source contains a NUL byte"),
+            });
+        }
+        let opts = nvrtc::CompileOptions {
+            options: vec![
+                format!(
+                    "--gpu-architecture={}",
+                    if arch_specific {
+                        self.arch_specific()
+                    } else {
+                        self.arch()
+                    }
+                ),
+                "--std=c++17".into(),
+            ],
+            name: Some(file.to_string()),
+            ..Default::default()
+        };
+        let src = source.to_string();
+        let compiled = std::panic::catch_unwind(move || nvrtc::compile_ptx_with_opts(src, opts));
+        let ptx = match compiled {
+            Err(_) => {
+                return Err(CompileFailure {
+                    log: "NVRTC panicked".into(),
+                })
+            }
+            Ok(Err(nvrtc::CompileError::CompileError { log, .. })) => {
+                return Err(CompileFailure {
+                    log: log.to_string_lossy().into_owned(),
+                })
+            }
+            Ok(Err(e)) => {
+                return Err(CompileFailure {
+                    log: format!("NVRTC: {e:?}"),
+                })
+            }
+            Ok(Ok(ptx)) => ptx,
+        };
+        let module = self.ctx.load_module(ptx).map_err(|e| CompileFailure {
+            log: format!("loading the PTX of {file} failed: {e:?}"),
+        })?;
+        Ok(Module {
+            module,
+            file: file.to_string(),
+        })
+    }
+
+    /// Look up a kernel function in a compiled module.
+    pub fn kernel(&self, module: &Module, name: &str) -> Result<Kernel> {
+        use sys::CUfunction_attribute::*;
+        let func = module
+            .module
+            .load_function(name)
+            .map_err(|e| anyhow!("kernel `{name}` not found in {}: {e:?}", module.file))?;
+        let attr = |a| func.get_attribute(a).unwrap_or(-1);
+        Ok(Kernel {
+            name: name.to_string(),
+            registers: attr(CU_FUNC_ATTRIBUTE_NUM_REGS),
+            local_bytes: attr(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES),
+            static_smem_bytes: attr(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
+            func,
+        })
+    }
+}
+
+/// Compile `source` (named `file`) with NVRTC for `arch` (e.g. "sm_90") without a GPU.
+/// `None` when the NVRTC library is not installed; `Some(Err(log))` on a compile error.
+pub fn nvrtc_compile_only(file: &str, source: &str, arch: &str) -> Option<std::result::Result<(), String>> {
+    use cudarc::nvrtc;
+    // SAFETY: probes the shared library only.
+    if !unsafe { nvrtc::sys::is_culib_present() } {
+        return None;
+    }
+    let opts = nvrtc::CompileOptions {
+        options: vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()],
+        name: Some(file.to_string()),
+        ..Default::default()
+    };
+    let src = source.to_string();
+    Some(
+        match std::panic::catch_unwind(move || nvrtc::compile_ptx_with_opts(src, opts)) {
+            Err(_) => Err("NVRTC panicked".into()),
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(nvrtc::CompileError::CompileError { log, .. })) => Err(log.to_string_lossy().into_owned()),
+            Ok(Err(e)) => Err(format!("NVRTC: {e:?}")),
+        },
+    )
+}

@@ -1,0 +1,135 @@
+//! Device memory: allocation, host↔device copies, fills.
+//!
+//! Why apart: the families move only plain `f32`/`u16` slices; the raw driver calls and their
+//! size checks stay here, next to the `DevBuf` drop that frees them.
+
+use super::*;
+
+impl Gpu {
+    pub fn alloc(&self, bytes: usize) -> Result<DevBuf> {
+        drv(self.ctx.bind_to_thread(), "bind context")?;
+        // SAFETY: plain cuMemAlloc; freed in DevBuf::drop.
+        let ptr = drv(
+            unsafe { dr::malloc_sync(bytes.max(4)) },
+            &format!("cuMemAlloc({bytes} bytes)"),
+        )?;
+        Ok(DevBuf {
+            ptr,
+            bytes,
+            _ctx: self.ctx.clone(),
+        })
+    }
+
+    pub fn alloc_f32(&self, n: usize) -> Result<DevBuf> {
+        self.alloc(n * 4)
+    }
+
+    /// (free, total) device memory in bytes.
+    pub fn mem_info(&self) -> Result<(usize, usize)> {
+        drv(self.ctx.bind_to_thread(), "bind context")?;
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: writes two integers.
+        drv(
+            unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) }.result(),
+            "cuMemGetInfo",
+        )?;
+        Ok((free, total))
+    }
+
+    /// Upload 16-bit words (BF16 bit patterns).
+    pub fn upload_u16(&self, dst: &DevBuf, src: &[u16]) -> Result<()> {
+        if src.len() * 2 > dst.bytes {
+            bail!(
+                "upload of {} 16-bit words into a buffer of {} bytes",
+                src.len(),
+                dst.bytes
+            );
+        }
+        // SAFETY: bounds checked above; synchronous copy.
+        drv(unsafe { dr::memcpy_htod_sync(dst.ptr, src) }, "copy to device")
+    }
+
+    /// Upload raw bytes (quantized codes; little-endian words packed by the caller).
+    pub fn upload_bytes(&self, dst: &DevBuf, src: &[u8]) -> Result<()> {
+        if src.len() > dst.bytes {
+            bail!(
+                "upload of {} bytes into a buffer of {} bytes",
+                src.len(),
+                dst.bytes
+            );
+        }
+        // SAFETY: bounds checked above; synchronous copy.
+        drv(unsafe { dr::memcpy_htod_sync(dst.ptr, src) }, "copy to device")
+    }
+
+    /// Download 16-bit words (BF16 bit patterns).
+    pub fn download_u16(&self, src: &DevBuf, n: usize) -> Result<Vec<u16>> {
+        if n * 2 > src.bytes {
+            bail!(
+                "download of {n} 16-bit words from a buffer of {} bytes",
+                src.bytes
+            );
+        }
+        let mut out = vec![0u16; n];
+        self.sync()?;
+        // SAFETY: bounds checked above; synchronous copy.
+        drv(unsafe { dr::memcpy_dtoh_sync(&mut out, src.ptr) }, "copy to host")?;
+        Ok(out)
+    }
+
+    pub fn upload_f32(&self, dst: &DevBuf, src: &[f32]) -> Result<()> {
+        if src.len() * 4 > dst.bytes {
+            bail!(
+                "upload of {} floats into a buffer of {} bytes",
+                src.len(),
+                dst.bytes
+            );
+        }
+        // SAFETY: bounds checked above; synchronous copy.
+        drv(unsafe { dr::memcpy_htod_sync(dst.ptr, src) }, "copy to device")
+    }
+
+    pub fn download_f32(&self, src: &DevBuf, n: usize) -> Result<Vec<f32>> {
+        if n * 4 > src.bytes {
+            bail!("download of {n} floats from a buffer of {} bytes", src.bytes);
+        }
+        let mut out = vec![0f32; n];
+        self.sync()?;
+        // SAFETY: bounds checked above; synchronous copy.
+        drv(unsafe { dr::memcpy_dtoh_sync(&mut out, src.ptr) }, "copy to host")?;
+        Ok(out)
+    }
+
+    /// Fill a buffer with a 32-bit pattern (asynchronous, on the stream).
+    pub(super) fn fill_u32(&self, buf: &DevBuf, word: u32) -> Result<()> {
+        // SAFETY: writes buf.bytes / 4 words inside the allocation.
+        drv(
+            unsafe { sys::cuMemsetD32Async(buf.ptr, word, buf.bytes / 4, self.stream) }.result(),
+            "cuMemsetD32",
+        )
+    }
+
+    /// Poison an output buffer with NaN so that unwritten elements fail verification. The word
+    /// 0x7fc07fc0 is a NaN read as one f32 and as two BF16 (0x7fc0 each), so one poison serves
+    /// both element types.
+    pub fn fill_nan(&self, buf: &DevBuf) -> Result<()> {
+        self.fill_u32(buf, 0x7fc0_7fc0)
+    }
+
+    /// Zero a buffer (asynchronous, on the stream).
+    pub fn fill_zero(&self, buf: &DevBuf) -> Result<()> {
+        self.fill_u32(buf, 0)
+    }
+
+    /// Device-to-device copy of `bytes` bytes (the bandwidth baseline), asynchronous.
+    pub fn memcpy_dtod(&self, dst: &DevBuf, src: &DevBuf, bytes: usize) -> Result<()> {
+        if bytes > dst.bytes || bytes > src.bytes {
+            bail!("memcpy of {bytes} bytes exceeds a buffer");
+        }
+        // SAFETY: bounds checked above.
+        drv(
+            unsafe { dr::memcpy_dtod_async(dst.ptr, src.ptr, bytes, self.stream) },
+            "cuMemcpyDtoD",
+        )
+    }
+}

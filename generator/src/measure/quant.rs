@@ -1,0 +1,242 @@
+//! Host-side quantizers for the inference families (quant_gemv, decode_attention): the codes the
+//! kernels read and the exact values those codes stand for, so that the f64 references use the
+//! very numbers the GPU dequantizes.
+//!
+//! Why on the host: quantization here is a storage format the kernels consume, not something
+//! they time; doing it once in plain Rust keeps the reference and the encoding in one place, and
+//! the unit tests below pin the bit layouts the .cu files assume.
+
+/// Largest finite FP8 E4M3 value.
+pub const E4M3_MAX: f32 = 448.0;
+
+/// The value of an FP8 E4M3 code (bias 7, no infinities; 0x7f / 0xff are NaN).
+pub fn e4m3_value(code: u8) -> f32 {
+    let sign = if code & 0x80 != 0 { -1.0 } else { 1.0 };
+    let e = ((code >> 3) & 0xf) as i32;
+    let m = (code & 0x7) as f32;
+    if e == 0xf && code & 0x7 == 0x7 {
+        return f32::NAN;
+    }
+    let mag = if e == 0 {
+        m / 8.0 * 2f32.powi(-6)
+    } else {
+        (1.0 + m / 8.0) * 2f32.powi(e - 7)
+    };
+    sign * mag
+}
+
+/// The nearest E4M3 code to `x` (round to nearest, ties to the even code), saturating at ±448.
+pub fn e4m3_encode(x: f32) -> u8 {
+    let sign: u8 = if x.is_sign_negative() { 0x80 } else { 0 };
+    let a = x.abs().min(E4M3_MAX);
+    if a.is_nan() {
+        return 0;
+    }
+    // Codes 0..=0x7e are the non-negative finite values, increasing: binary search.
+    let (mut lo, mut hi) = (0u8, 0x7eu8);
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if e4m3_value(mid) <= a {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let (dl, dh) = (a - e4m3_value(lo), e4m3_value(hi) - a);
+    let code = if dl < dh || (dl == dh && lo % 2 == 0) {
+        lo
+    } else {
+        hi
+    };
+    sign | code
+}
+
+/// Symmetric scale for `max_abs` over `levels` (127 for int8, 7 for int4, 448 for E4M3);
+/// 1 for an all-zero group so that the codes stay 0.
+pub fn scale_for(max_abs: f32, levels: f32) -> f32 {
+    if max_abs > 0.0 {
+        max_abs / levels
+    } else {
+        1.0
+    }
+}
+
+/// Weight formats of the quantized kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Int8,
+    Int4,
+    Fp8,
+}
+
+/// A quantized row-major `rows × cols` matrix: packed codes, FP32 scales and the dequantized
+/// values (what the kernels compute with).
+pub struct Quantized {
+    pub codes: Vec<u8>,
+    pub scales: Vec<f32>,
+    pub dequant: Vec<f32>,
+}
+
+/// Group size of the int4 format (consecutive columns sharing one scale).
+pub const INT4_GROUP: usize = 128;
+
+/// Quantize each row of `w` (int8 / fp8: one scale per row; int4: one per 128 columns).
+/// int4 codes are value + 8 in a nibble, two per byte, the even column in the low nibble.
+pub fn quantize_rows(w: &[f32], rows: usize, cols: usize, fmt: Format) -> Quantized {
+    let group = if fmt == Format::Int4 { INT4_GROUP } else { cols };
+    assert!(cols.is_multiple_of(group) && w.len() == rows * cols);
+    let groups = rows * cols / group;
+    let mut scales = vec![0f32; groups];
+    let mut dequant = vec![0f32; rows * cols];
+    let code_bytes = if fmt == Format::Int4 {
+        rows * cols / 2
+    } else {
+        rows * cols
+    };
+    let mut codes = vec![0u8; code_bytes];
+    for g in 0..groups {
+        let src = &w[g * group..][..group];
+        let max = src.iter().fold(0f32, |m, v| m.max(v.abs()));
+        let levels = match fmt {
+            Format::Int8 => 127.0,
+            Format::Int4 => 7.0,
+            Format::Fp8 => E4M3_MAX,
+        };
+        let s = scale_for(max, levels);
+        scales[g] = s;
+        for (j, &v) in src.iter().enumerate() {
+            let idx = g * group + j;
+            let (code, value) = match fmt {
+                Format::Int8 => {
+                    let q = (v / s).round().clamp(-127.0, 127.0);
+                    ((q as i8) as u8, q)
+                }
+                Format::Int4 => {
+                    let q = (v / s).round().clamp(-8.0, 7.0);
+                    ((q as i32 + 8) as u8, q)
+                }
+                Format::Fp8 => {
+                    let c = e4m3_encode(v / s);
+                    (c, e4m3_value(c))
+                }
+            };
+            dequant[idx] = value * s;
+            if fmt == Format::Int4 {
+                codes[idx / 2] |= code << (4 * (idx % 2));
+            } else {
+                codes[idx] = code;
+            }
+        }
+    }
+    Quantized {
+        codes,
+        scales,
+        dequant,
+    }
+}
+
+/// [`quantize_rows`] on all cores: rows are independent, so blocks of rows are quantized on
+/// their own threads and concatenated (identical to the single-threaded result).
+pub fn quantize_rows_par(w: &[f32], rows: usize, cols: usize, fmt: Format) -> Quantized {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(64);
+    let per = rows.div_ceil(threads).max(1);
+    let parts: Vec<Quantized> = std::thread::scope(|s| {
+        let handles: Vec<_> = w
+            .chunks(per * cols)
+            .map(|block| s.spawn(move || quantize_rows(block, block.len() / cols, cols, fmt)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("quantizer thread"))
+            .collect()
+    });
+    let mut out = Quantized {
+        codes: Vec::new(),
+        scales: Vec::new(),
+        dequant: Vec::new(),
+    };
+    for p in parts {
+        out.codes.extend(p.codes);
+        out.scales.extend(p.scales);
+        out.dequant.extend(p.dequant);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn e4m3_known_codes_and_round_trip() {
+        assert_eq!(e4m3_value(0x00), 0.0);
+        assert_eq!(e4m3_value(0x38), 1.0); // e = 7, m = 0
+        assert_eq!(e4m3_value(0x7e), 448.0);
+        assert_eq!(e4m3_value(0x01), 2f32.powi(-9)); // smallest subnormal
+        assert_eq!(e4m3_value(0xb8), -1.0);
+        assert!(e4m3_value(0x7f).is_nan());
+        for c in 0..=0x7eu8 {
+            assert_eq!(e4m3_encode(e4m3_value(c)), c, "code {c:#x}");
+            assert_eq!(e4m3_encode(-e4m3_value(c)) & 0x7f, c);
+        }
+        assert_eq!(e4m3_encode(1000.0), 0x7e);
+        // 1.0625 lies halfway between 1.0 (0x38) and 1.125 (0x39): ties to the even code.
+        assert_eq!(e4m3_encode(1.0625), 0x38);
+        assert_eq!(e4m3_encode(1.07), 0x39);
+    }
+
+    /// The kernels decode E4M3 by moving its fields into an FP32 and scaling by 2^120; check
+    /// that trick against the definition for every code.
+    #[test]
+    fn e4m3_bit_trick_of_the_kernels_matches() {
+        for c in 0..=0xffu8 {
+            if c & 0x7f == 0x7f {
+                continue;
+            }
+            let bits = ((c as u32 & 0x7f) << 20) | ((c as u32 & 0x80) << 24);
+            let v = f32::from_bits(bits) * 2f32.powi(120);
+            assert_eq!(v, e4m3_value(c), "code {c:#x}");
+        }
+    }
+
+    #[test]
+    fn int4_packing_and_group_scales() {
+        let cols = 256;
+        let w: Vec<f32> = (0..2 * cols)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 50.0)
+            .collect();
+        let q = quantize_rows(&w, 2, cols, Format::Int4);
+        assert_eq!(q.codes.len(), 2 * cols / 2);
+        assert_eq!(q.scales.len(), 4);
+        for (idx, &d) in q.dequant.iter().enumerate() {
+            let nib = (q.codes[idx / 2] >> (4 * (idx % 2))) & 0xf;
+            let s = q.scales[idx / INT4_GROUP];
+            assert_eq!(d, (nib as f32 - 8.0) * s);
+            assert!((d - w[idx]).abs() <= s / 2.0 + 1e-6);
+        }
+    }
+
+    #[test]
+    fn int8_and_fp8_errors_are_bounded() {
+        let cols = 128;
+        let w: Vec<f32> = (0..cols).map(|i| (i as f32 * 0.37).sin()).collect();
+        let q8 = quantize_rows(&w, 1, cols, Format::Int8);
+        let s = q8.scales[0];
+        for (i, &d) in q8.dequant.iter().enumerate() {
+            assert!((d - w[i]).abs() <= s / 2.0 + 1e-6);
+            assert_eq!(d, (q8.codes[i] as i8) as f32 * s);
+        }
+        let f8 = quantize_rows(&w, 1, cols, Format::Fp8);
+        for (i, &d) in f8.dequant.iter().enumerate() {
+            // 3 mantissa bits: relative error at most 1/16 for normal values.
+            assert!((d - w[i]).abs() <= w[i].abs() / 16.0 + 2f32.powi(-9) * f8.scales[0]);
+        }
+        let par = quantize_rows_par(&w.repeat(3), 3, cols, Format::Fp8);
+        assert_eq!(par.codes, f8.codes.repeat(3));
+        let zero = quantize_rows(&[0.0; 128], 1, 128, Format::Int8);
+        assert_eq!(zero.scales[0], 1.0);
+        assert!(zero.dequant.iter().all(|&v| v == 0.0));
+    }
+}
