@@ -191,7 +191,7 @@ pub(super) fn tick_step(max: f64) -> f64 {
 }
 
 /// The stacked bars, one per labelled row, in GiB (also drawn by `calc: parallel-memory`).
-pub(super) fn svg(rows: &[(String, Breakdown)]) -> String {
+pub(super) fn svg(rows: &[(String, Breakdown)], aria: &str) -> String {
     const W: f64 = 640.0;
     const LEFT: f64 = 178.0;
     const RIGHT: f64 = 560.0;
@@ -213,7 +213,7 @@ pub(super) fn svg(rows: &[(String, Breakdown)]) -> String {
         s,
         "<svg class=\"hdlc-chart\" width=\"100%\" viewBox=\"0 0 {W} {height}\" preserveAspectRatio=\"xMidYMid meet\" \
          xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\" font-size=\"12.5\" fill=\"currentColor\" \
-         role=\"img\" aria-label=\"학습 메모리 구성: 방식별 누적 막대 (GiB)\">"
+         role=\"img\" aria-label=\"{aria}\">"
     );
     // Legend, two rows.
     for (i, (name, color)) in PARTS.iter().zip(COLORS).enumerate() {
@@ -328,7 +328,10 @@ pub(super) fn render(spec: &ModelRunSpec) -> String {
     let mut h = String::new();
     let _ = writeln!(h, "<figure class=\"hdlc-figure hdlc-calc\" id=\"{id}\">");
     let labelled: Vec<(String, Breakdown)> = rows.iter().map(|(r, b)| (r.label().to_string(), *b)).collect();
-    h.push_str(&svg(&labelled));
+    h.push_str(&svg(
+        &labelled,
+        "학습 메모리 구성: 세 가지 방식의 누적 막대 (GiB)",
+    ));
     h.push('\n');
     h.push_str("<div class=\"table-wrapper\">\n<table>\n<thead>\n<tr><th>항목</th>");
     for (r, _) in &rows {

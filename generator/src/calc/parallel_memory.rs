@@ -300,7 +300,10 @@ pub(super) fn render(spec: &ParallelMemorySpec) -> String {
     );
     let mut h = String::new();
     let _ = writeln!(h, "<figure class=\"hdlc-figure hdlc-calc\" id=\"{id}\">");
-    h.push_str(&super::memory::svg(&rows));
+    h.push_str(&super::memory::svg(
+        &rows,
+        "GPU 하나의 메모리: ZeRO 단계별 누적 막대 (GiB)",
+    ));
     h.push_str("\n<div class=\"table-wrapper\">\n<table>\n<thead>\n<tr><th>GPU 하나당</th>");
     for (l, _) in &rows {
         let _ = write!(h, "<th>{l}</th>");
