@@ -56,8 +56,17 @@ pub(super) fn figure(c: &Ctx, svg: &str, used: &[&Record], notes: &[String]) -> 
 }
 
 pub(super) fn figcaption(c: &Ctx, used: &[&Record], notes: &[String]) -> String {
+    caption_html(
+        c.spec.caption.as_deref(),
+        notes,
+        &provenance(&c.file.device, used, c.local),
+    )
+}
+
+/// `<figcaption>`: the author's caption, the notes, then the provenance line (already HTML).
+pub(super) fn caption_html(caption: Option<&str>, notes: &[String], provenance: &str) -> String {
     let mut h = String::from("<figcaption>");
-    if let Some(cap) = &c.spec.caption {
+    if let Some(cap) = caption {
         let cap = cap.split_whitespace().collect::<Vec<_>>().join(" ");
         if !cap.is_empty() {
             let _ = write!(h, "{} ", esc(&cap));
@@ -66,11 +75,7 @@ pub(super) fn figcaption(c: &Ctx, used: &[&Record], notes: &[String]) -> String 
     for n in notes {
         let _ = write!(h, "{n} ");
     }
-    let _ = write!(
-        h,
-        "<span class=\"provenance\">{}</span>",
-        provenance(&c.file.device, used, c.local)
-    );
+    let _ = write!(h, "<span class=\"provenance\">{provenance}</span>");
     h.push_str("</figcaption>\n");
     h
 }

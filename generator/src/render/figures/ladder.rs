@@ -60,12 +60,7 @@ pub(super) fn ladder(c: &Ctx) -> Result<String, String> {
             .x_labels(6)
             .x_label_formatter(&|v| tick(*v))
             .x_desc(x_desc.as_str())
-            .axis_style(INK.mix(0.6))
-            .bold_line_style(INK.mix(0.12))
-            .light_line_style(TRANSPARENT)
-            .label_style(font(BODY))
-            .axis_desc_style(font(BODY))
-            .draw()
+            .draw_styled()
             .map_err(de)?;
         // Pixel extent of the text written in each row, so the datasheet line can pass around it.
         let mut texts: Vec<(usize, i32, i32)> = Vec::new();

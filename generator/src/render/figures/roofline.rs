@@ -153,12 +153,7 @@ pub(super) fn roofline(c: &Ctx) -> Result<String, String> {
             .y_label_formatter(&|v| log_tick(*v))
             .x_desc("arithmetic intensity (FLOP/byte)")
             .y_desc("GFLOP/s")
-            .axis_style(INK.mix(0.6))
-            .bold_line_style(INK.mix(0.12))
-            .light_line_style(TRANSPARENT)
-            .label_style(font(BODY))
-            .axis_desc_style(font(BODY))
-            .draw()
+            .draw_styled()
             .map_err(de)?;
 
         // Roofs: the memory diagonal up to the highest ceiling, each ceiling from its ridge on.

@@ -149,12 +149,7 @@ pub(super) fn scaling(c: &Ctx) -> Result<String, String> {
             .y_label_formatter(&|v| tick(*v))
             .x_desc(fam.axis.label.clone())
             .y_desc(unit_name)
-            .axis_style(INK.mix(0.6))
-            .bold_line_style(INK.mix(0.12))
-            .light_line_style(TRANSPARENT)
-            .label_style(font(BODY))
-            .axis_desc_style(font(BODY))
-            .draw()
+            .draw_styled()
             .map_err(de)?;
         for Series { rec, points: pts, .. } in &series {
             let color = fam.color(rec);

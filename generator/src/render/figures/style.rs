@@ -150,3 +150,38 @@ pub(super) fn trim_num(s: &str) -> &str {
         s
     }
 }
+
+/// The book's axis and grid style, the same on every chart: faint major grid lines, no minor
+/// ones, axes a little lighter than the text, body-size labels.
+pub(super) fn book_mesh<'m, 'a, 'b, X, Y, DB>(
+    m: &'m mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'m mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: plotters::coord::ranged1d::Ranged<ValueType: std::fmt::Debug>,
+    Y: plotters::coord::ranged1d::Ranged<ValueType: std::fmt::Debug>,
+    DB: DrawingBackend,
+{
+    m.axis_style(INK.mix(0.6))
+        .bold_line_style(INK.mix(0.12))
+        .light_line_style(TRANSPARENT)
+        .label_style(font(BODY))
+        .axis_desc_style(font(BODY))
+}
+
+/// `.draw_styled()` at the end of a `configure_mesh()` chain: [`book_mesh`], then draw.
+pub(super) trait DrawStyled<DB: DrawingBackend> {
+    fn draw_styled(&mut self) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>;
+}
+
+impl<X, Y, DB> DrawStyled<DB> for plotters::chart::MeshStyle<'_, '_, X, Y, DB>
+where
+    X: plotters::coord::ranged1d::Ranged<ValueType: std::fmt::Debug>
+        + plotters::coord::ranged1d::ValueFormatter<<X as plotters::coord::ranged1d::Ranged>::ValueType>,
+    Y: plotters::coord::ranged1d::Ranged<ValueType: std::fmt::Debug>
+        + plotters::coord::ranged1d::ValueFormatter<<Y as plotters::coord::ranged1d::Ranged>::ValueType>,
+    DB: DrawingBackend,
+{
+    fn draw_styled(&mut self) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        book_mesh(self).draw()
+    }
+}

@@ -51,12 +51,7 @@ pub(super) fn ladder(c: &LabCtx) -> Result<String, String> {
             .x_labels(6)
             .x_label_formatter(&|v| tick(*v))
             .x_desc(x_desc.as_str())
-            .axis_style(INK.mix(0.6))
-            .bold_line_style(INK.mix(0.12))
-            .light_line_style(TRANSPARENT)
-            .label_style(font(BODY))
-            .axis_desc_style(font(BODY))
-            .draw()
+            .draw_styled()
             .map_err(de)?;
         for (i, (r, val)) in c.recs.iter().zip(&vals).enumerate() {
             let yc = n as f64 - i as f64 - 0.5;

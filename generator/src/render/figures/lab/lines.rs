@@ -139,12 +139,7 @@ fn plot(c: &LabCtx, header: &str, xname: &str, lines: Vec<Line>) -> Result<Strin
                     .y_label_formatter(&|v| if logy { log_tick(*v) } else { tick(*v) })
                     .x_desc(xname.as_str())
                     .y_desc(ydesc.as_str())
-                    .axis_style(INK.mix(0.6))
-                    .bold_line_style(INK.mix(0.12))
-                    .light_line_style(TRANSPARENT)
-                    .label_style(font(BODY))
-                    .axis_desc_style(font(BODY))
-                    .draw()
+                    .draw_styled()
                     .map_err(de)?;
                 for (i, l) in lines.iter().enumerate() {
                     let color = if l.baseline {

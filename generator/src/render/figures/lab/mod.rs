@@ -383,29 +383,12 @@ fn frameworks(used: &[&Record]) -> String {
 
 /// The `<figcaption>`: caption, notes, machine and framework provenance.
 fn lab_caption(c: &LabCtx, used: &[&Record], notes: &[String]) -> String {
-    let mut h = String::from("<figcaption>");
-    if let Some(cap) = &c.spec.caption {
-        let cap = cap.split_whitespace().collect::<Vec<_>>().join(" ");
-        if !cap.is_empty() {
-            let _ = write!(h, "{} ", esc(&cap));
-        }
-    }
-    for n in notes {
-        let _ = write!(h, "{n} ");
-    }
+    let mut prov = provenance(&c.file.device, used, c.local);
     let fw = frameworks(used);
-    let _ = write!(
-        h,
-        "<span class=\"provenance\">{}{}</span>",
-        provenance(&c.file.device, used, c.local),
-        if fw.is_empty() {
-            String::new()
-        } else {
-            format!(" · {fw}")
-        }
-    );
-    h.push_str("</figcaption>\n");
-    h
+    if !fw.is_empty() {
+        prov = format!("{prov} · {fw}");
+    }
+    caption_html(c.spec.caption.as_deref(), notes, &prov)
 }
 
 /// Failed records of the selection, as caption notes with their errors (never as numbers).
