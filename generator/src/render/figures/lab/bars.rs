@@ -132,6 +132,6 @@ pub(super) fn ladder(c: &LabCtx) -> Result<String, String> {
         };
         notes.push(format!("% = {how}, baseline: {}.", esc(&b.label)));
     }
-    notes.extend(failure_notes(&c.recs));
+    notes.extend(failure_notes(&c.recs, false));
     Ok(lab_figure(c, &svg, &c.recs, &notes))
 }

@@ -229,7 +229,7 @@ fn plot(c: &LabCtx, header: &str, xname: &str, lines: Vec<Line>) -> Result<Strin
         }
         Ok(())
     })?;
-    let notes = failure_notes(&c.recs);
+    let notes = failure_notes(&c.recs, true);
     Ok(lab_figure(c, &svg, &c.recs, &notes))
 }
 

@@ -15,7 +15,7 @@ mod tables;
 
 use super::prelude::*;
 use crate::figspec::FigureSpec;
-use crate::measure::results::{ResultsFile, Timing};
+use crate::measure::results::{FailStage, ResultsFile, Timing};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -391,17 +391,35 @@ fn lab_caption(c: &LabCtx, used: &[&Record], notes: &[String]) -> String {
     caption_html(c.spec.caption.as_deref(), notes, &prov)
 }
 
-/// Failed records of the selection, as caption notes with their errors (never as numbers).
-fn failure_notes(recs: &[&Record]) -> Vec<String> {
-    recs.iter()
-        .filter_map(|r| judge(r).err().map(|why| (r, why)))
-        .map(|(r, why)| {
-            let err = error_of(r).map(|e| format!(": {}", esc(&short(e.lines().next().unwrap_or(""), 140))));
-            format!(
-                "<span class=\"fail\">{} — {why}{}.</span>",
-                esc(&r.label),
-                err.unwrap_or_default()
-            )
+/// Failed records of the selection, as caption notes with their errors (never as numbers): one
+/// note per variant and kind of failure, naming the params it failed at and the first error.
+/// `skip_unsupported`: the view already says which points were skipped (a line chart's legend).
+fn failure_notes(recs: &[&Record], skip_unsupported: bool) -> Vec<String> {
+    let varying = varying_params(recs);
+    let mut groups: Vec<(&str, String, Vec<String>, &str)> = Vec::new();
+    for r in recs {
+        let Err(why) = judge(r) else { continue };
+        let unsupported = matches!(&r.outcome, Outcome::Failed { stage: FailStage::Unsupported, .. });
+        if skip_unsupported && unsupported {
+            continue;
+        }
+        let at: Vec<String> = varying
+            .iter()
+            .filter_map(|k| r.params.get(k).map(|v| format!("{k}={}", group(*v))))
+            .collect();
+        let err = error_of(r).and_then(|e| e.lines().next()).unwrap_or("");
+        match groups.iter_mut().find(|g| g.0 == r.label && g.1 == why) {
+            Some(g) => g.2.push(at.join(", ")),
+            None => groups.push((&r.label, why, vec![at.join(", ")], err)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(label, why, at, err)| {
+            let at: Vec<String> = at.into_iter().filter(|a| !a.is_empty()).collect();
+            let at = if at.is_empty() { String::new() } else { format!(" ({})", esc(&at.join("; "))) };
+            let err = if err.is_empty() { String::new() } else { format!(": {}", esc(&short(err, 140))) };
+            format!("<span class=\"fail\">{} — {why}{at}{err}.</span>", esc(label))
         })
         .collect()
 }
