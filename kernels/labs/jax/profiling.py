@@ -12,6 +12,7 @@ whose output is first checked against the PyTorch float64 model (as in forward.p
   compile      lowered.compile()           XLA compilation of the same lowered module
   run          compiled(args).block_until_ready()   the right execution time
   run_no_block compiled(args) without blocking       the wrong one: only the dispatch
+  run_no_block_queued  the same, back to back        wrong again: a full queue's throughput
 The `run` record carries two tables: `top_ops`, the ops with the most device time in a
 jax.profiler trace of a few runs (parsed from its Perfetto JSON), and `hlo_ops`, a census of
 the instructions in the compiled HLO (what XLA fused the model into).
@@ -119,7 +120,7 @@ def main():
     err = labkit.rel_error(np.asarray(compiled(params, tokens), np.float64), ref)
     labkit.log(f"compiled forward: rel_error {err:.2e} vs {ref_name}")
     if not err <= TOL:
-        for rung, v in enumerate(["lower", "compile", "run", "run_no_block"]):
+        for rung, v in enumerate(["lower", "compile", "run", "run_no_block", "run_no_block_queued"]):
             labkit.failed(v, v, shape, "verify", f"rel_error {err:.3e} vs {ref_name} exceeds {TOL:.1e}",
                           rung=rung)
         return
@@ -135,8 +136,15 @@ def main():
                                  before=lambda: fresh.update(lowered=lower()))
     run_t = labkit.time_wall(lambda: compiled(params, tokens).block_until_ready(), reps=REPS_RUN)
     pending = []
-    no_block_t = labkit.time_wall(lambda: pending.append(compiled(params, tokens)), reps=REPS_RUN)
-    jax.block_until_ready(pending)  # drain the queue the wrong timing left behind
+    # Each wrong timing starts on an empty queue (drained, untimed, before it), so the clock
+    # stops as soon as the call has been dispatched: the number a forgotten block gives.
+    no_block_t = labkit.time_wall(lambda: pending.append(compiled(params, tokens)), reps=REPS_RUN,
+                                  before=lambda: jax.block_until_ready(pending))
+    jax.block_until_ready(pending)
+    # The same wrong timing back to back: after a few calls the dispatch queue is full and each
+    # call waits for an earlier run, so the clock measures throughput, not dispatch.
+    queued_t = labkit.time_wall(lambda: pending.append(compiled(params, tokens)), reps=REPS_RUN)
+    jax.block_until_ready(pending)  # drain the queue the wrong timings left behind
     # ANCHOR_END: compile_vs_run
 
     labkit.ok("lower", "trace + lower (jit(f).lower)", shape, lower_t, rung=0, **check)
@@ -155,6 +163,8 @@ def main():
     # no flops here: a FLOP/s computed from a dispatch time would be a number about nothing
     labkit.ok("run_no_block", "execute, no block_until_ready (wrong)", shape, no_block_t, rung=3,
               **check)
+    labkit.ok("run_no_block_queued", "no block_until_ready, back to back (wrong)", shape, queued_t,
+              rung=4, **check)
 
 
 if __name__ == "__main__":

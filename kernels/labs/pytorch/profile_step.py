@@ -70,7 +70,14 @@ def dev_time(evt, self_only):
 def tables(prof):
     """top_kernels and top_ops from the profiler's averages."""
     rows = prof.key_averages()
-    is_gpu = lambda e: str(getattr(e, "device_type", "")).endswith("CUDA")  # noqa: E731
+    def is_gpu(e):
+        """A GPU kernel row: on the device, and not a user annotation that spans the step
+        (`ProfilerStep#3`, `Optimizer.step#AdamW.step`), which would count its kernels twice."""
+        if not str(getattr(e, "device_type", "")).endswith("CUDA"):
+            return False
+        if getattr(e, "is_user_annotation", False):
+            return False
+        return not (e.key.startswith("ProfilerStep") or "#" in e.key)
     kernels = [(shorten(e.key), e.count, dev_time(e, True)) for e in rows if is_gpu(e)]
     merged = {}
     for k, n, t in kernels:  # different template instances may shorten to one name
