@@ -70,8 +70,12 @@ class Scheduler:
             if s.status == Status.FINISHED:
                 self.bm.deallocate(s)
         self.running = deque(s for s in self.running if s.status == Status.RUNNING)
-        used = sum(len(s.tokens) for s in self.running)
-        clock.kv(used, (self.bm.num_blocks - 1 - len(self.bm.free)) * self.bm.block_size)
+        reserved = (self.bm.num_blocks - 1 - len(self.bm.free)) * self.bm.block_size
+        clock.kv(self.kv_used_tokens(), reserved)
+
+    def kv_used_tokens(self):
+        """Token positions the running sequences occupy (no block is shared before s8)."""
+        return sum(len(s.tokens) for s in self.running)
 
 
 def buckets(limit, start=1):

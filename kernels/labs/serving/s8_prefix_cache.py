@@ -3,7 +3,8 @@ hash of the block before it, so equal hashes mean equal prefixes. A new sequence
 blocks hash to blocks already in the pool shares them (reference counts say how many sequences
 hold a block) and its prefill computes only the tokens after them. A freed block keeps its hash
 and contents until the block is handed out again, so a later request can still hit it.
-Changed from s7: PrefixBlockManager, PrefixRunner.run_prefill, PrefixEngine.
+Changed from s7: PrefixBlockManager, PrefixScheduler (KV accounting), PrefixRunner.run_prefill,
+PrefixEngine.
 """
 
 import pathlib
@@ -17,7 +18,7 @@ import torch  # noqa: E402
 import labkit  # noqa: E402,F401
 from model import sdpa  # noqa: E402
 from s6_paged_kv import BlockManager  # noqa: E402
-from s7_model_runner import LLMEngine, ModelRunner, serve as serve_s7  # noqa: E402
+from s7_model_runner import LLMEngine, ModelRunner, Scheduler, serve as serve_s7  # noqa: E402
 
 
 class PrefixBlockManager(BlockManager):
@@ -72,6 +73,30 @@ class PrefixBlockManager(BlockManager):
         seq.block_table = []
 
 
+class PrefixScheduler(Scheduler):
+    """KV accounting with shared blocks: "used" counts each physical block once (s7's sum over
+    sequences would count a shared prefix block once per sequence holding it, and exceed the
+    pool). The per-sequence sum is kept as kv_logical_pct: above 100 means sharing."""
+
+    def __init__(self, ecfg, bm):
+        super().__init__(ecfg, bm)
+        self.logical_fracs = []
+
+    def kv_used_tokens(self):
+        bs, filled = self.bm.block_size, {}
+        for s in self.running:
+            for i, b in enumerate(s.block_table):
+                filled[b] = max(filled.get(b, 0), min(bs, len(s.tokens) - i * bs))
+        return sum(filled.values())
+
+    def postprocess(self, seqs, tokens, clock):
+        super().postprocess(seqs, tokens, clock)
+        reserved = clock.kv_samples[-1][1]
+        if reserved > 0:
+            self.logical_fracs.append(sum(len(s.tokens) for s in self.running) / reserved)
+            clock.extra["kv_logical_pct"] = 100.0 * sum(self.logical_fracs) / len(self.logical_fracs)
+
+
 class PrefixRunner(ModelRunner):
     def run_prefill(self, seqs):
         """Feed only the uncached tokens; attend over the whole sequence read from the pages."""
@@ -102,7 +127,7 @@ class PrefixRunner(ModelRunner):
 
 
 class PrefixEngine(LLMEngine):
-    runner_cls, block_manager_cls = PrefixRunner, PrefixBlockManager
+    scheduler_cls, runner_cls, block_manager_cls = PrefixScheduler, PrefixRunner, PrefixBlockManager
 
     def generate(self, requests, clock):
         super().generate(requests, clock)
