@@ -80,6 +80,10 @@ pub struct FigureSpec {
     /// `file#name` (a `.cu` kernel or a Python def/class, as `include` blocks name them).
     #[serde(default)]
     pub loc: Option<BTreeMap<String, String>>,
+    /// Draw the results of this machine (matched case-insensitively in the device name, e.g.
+    /// `H200`) even where the reader's GPU measured the family: for pages that compare machines.
+    #[serde(default)]
+    pub device: Option<String>,
 }
 
 impl FigureSpec {
@@ -97,6 +101,7 @@ impl FigureSpec {
             series: None,
             table: None,
             loc: None,
+            device: None,
         }
     }
 
@@ -155,6 +160,13 @@ pub fn parse(body: &str, labs: &[String]) -> Result<FigureSpec, (usize, String, 
                 .to_string(),
         )
     })?;
+    if spec.device.as_deref().is_some_and(|d| d.trim().is_empty()) {
+        return Err((
+            line_of(body, "device"),
+            "empty `device:`".into(),
+            "name a machine of kernels/results/, e.g. `device: H200`".into(),
+        ));
+    }
     if labs.contains(&spec.bench) {
         return check_lab(body, spec);
     }

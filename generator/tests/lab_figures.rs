@@ -132,3 +132,23 @@ fn lab_keys_are_checked() {
     .unwrap();
     assert_eq!(ok.metric.as_deref(), Some("tokens_per_s"));
 }
+
+#[test]
+fn device_key_picks_the_machine() {
+    let mut two = files();
+    let mut other = two[0].1.clone();
+    other.device.name = "NVIDIA H200 (fixture)".into();
+    two.push((PathBuf::from("h200.json"), other));
+    let spec = parse("bench: fixture_lab\nshow: table\ndevice: h200\n", &labs()).unwrap();
+    let html = render_lab_figure(&spec, &two, Some("Test GPU (fixture)"), &BTreeMap::new()).unwrap();
+    assert!(html.contains("NVIDIA H200 (fixture)"), "{html}");
+    // Without the key the reader's own machine wins.
+    let spec = parse("bench: fixture_lab\nshow: table\n", &labs()).unwrap();
+    let html = render_lab_figure(&spec, &two, Some("Test GPU (fixture)"), &BTreeMap::new()).unwrap();
+    assert!(!html.contains("H200"), "{html}");
+    // A machine nobody measured on: no data, not another machine's numbers.
+    let spec = parse("bench: fixture_lab\nshow: table\ndevice: B200\n", &labs()).unwrap();
+    let html = render_lab_figure(&spec, &two, None, &BTreeMap::new()).unwrap();
+    assert!(html.contains("hdlc-nodata"), "{html}");
+    assert!(parse("bench: fixture_lab\nshow: table\ndevice: ''\n", &labs()).is_err());
+}

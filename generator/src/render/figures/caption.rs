@@ -25,9 +25,13 @@ pub(super) fn figure_id(spec: &FigureSpec) -> String {
             })
             .collect::<String>()
     };
-    match spec.size {
+    let id = match spec.size {
         Some(s) => format!("fig-{}-{}-{s}", clean(&spec.bench), clean(&spec.show)),
         None => format!("fig-{}-{}", clean(&spec.bench), clean(&spec.show)),
+    };
+    match &spec.device {
+        Some(d) => format!("{id}-{}", clean(d.trim())),
+        None => id,
     }
 }
 

@@ -103,7 +103,7 @@ pub fn render_figure(
         ));
     };
     let id = figure_id(spec);
-    let Some(file) = choose_file(&spec.bench, files, local_device) else {
+    let Some(file) = choose_file(&spec.bench, files, local_device, spec.device.as_deref()) else {
         return Ok(no_data(spec, &id, None));
     };
     let fam = Family::new(&spec.bench, file);
@@ -131,11 +131,12 @@ pub struct Ctx<'a> {
 // Choosing data
 
 /// The file to draw from: this machine's measurements if they cover the family, else the shipped
-/// file of an H100, else the first file that covers it.
+/// file of an H100, else the first file that covers it. A figure's `device:` picks the machine.
 fn choose_file<'a>(
     family: &str,
     files: &'a [(PathBuf, ResultsFile)],
     local: Option<&str>,
+    want: Option<&str>,
 ) -> Option<&'a ResultsFile> {
     let unit = Unit::of(family);
     let covers = |f: &ResultsFile| {
@@ -143,7 +144,14 @@ fn choose_file<'a>(
             .iter()
             .any(|r| r.family == family && matches!(classify(r, unit), State::Ok(_)))
     };
-    let candidates: Vec<&ResultsFile> = files.iter().map(|(_, f)| f).filter(|f| covers(f)).collect();
+    let candidates: Vec<&ResultsFile> = files
+        .iter()
+        .map(|(_, f)| f)
+        .filter(|f| covers(f) && device_matches(f, want))
+        .collect();
+    if want.is_some() {
+        return candidates.first().copied();
+    }
     if let Some(l) = local {
         if let Some(f) = candidates.iter().find(|f| f.device.name == l) {
             return Some(f);
@@ -154,4 +162,9 @@ fn choose_file<'a>(
         .find(|f| f.device.name.contains("H100"))
         .or_else(|| candidates.first())
         .copied()
+}
+
+/// Whether a results file is of the machine a figure's `device:` names (any, if none).
+fn device_matches(f: &ResultsFile, want: Option<&str>) -> bool {
+    want.is_none_or(|w| f.device.name.to_lowercase().contains(&w.trim().to_lowercase()))
 }

@@ -13,6 +13,7 @@ mod bars;
 mod lines;
 mod tables;
 
+use super::device_matches;
 use super::prelude::*;
 use crate::figspec::FigureSpec;
 use crate::measure::results::{FailStage, ResultsFile, Timing};
@@ -259,7 +260,7 @@ fn choose_lab_file<'a>(
     let with: Vec<&ResultsFile> = files
         .iter()
         .map(|(_, f)| f)
-        .filter(|f| !select(spec, f).is_empty())
+        .filter(|f| !select(spec, f).is_empty() && device_matches(f, spec.device.as_deref()))
         .collect();
     let good: Vec<&ResultsFile> = with
         .iter()
@@ -267,6 +268,9 @@ fn choose_lab_file<'a>(
         .filter(|f| select(spec, f).iter().any(|r| judge(r).is_ok()))
         .collect();
     let pool = if good.is_empty() { &with } else { &good };
+    if spec.device.is_some() {
+        return pool.first().copied();
+    }
     if let Some(l) = local {
         if let Some(f) = pool.iter().find(|f| f.device.name == l) {
             return Some(f);
@@ -399,7 +403,13 @@ fn failure_notes(recs: &[&Record], skip_unsupported: bool) -> Vec<String> {
     let mut groups: Vec<(&str, String, Vec<String>, &str)> = Vec::new();
     for r in recs {
         let Err(why) = judge(r) else { continue };
-        let unsupported = matches!(&r.outcome, Outcome::Failed { stage: FailStage::Unsupported, .. });
+        let unsupported = matches!(
+            &r.outcome,
+            Outcome::Failed {
+                stage: FailStage::Unsupported,
+                ..
+            }
+        );
         if skip_unsupported && unsupported {
             continue;
         }
@@ -417,8 +427,16 @@ fn failure_notes(recs: &[&Record], skip_unsupported: bool) -> Vec<String> {
         .into_iter()
         .map(|(label, why, at, err)| {
             let at: Vec<String> = at.into_iter().filter(|a| !a.is_empty()).collect();
-            let at = if at.is_empty() { String::new() } else { format!(" ({})", esc(&at.join("; "))) };
-            let err = if err.is_empty() { String::new() } else { format!(": {}", esc(&short(err, 140))) };
+            let at = if at.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", esc(&at.join("; ")))
+            };
+            let err = if err.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", esc(&short(err, 140)))
+            };
             format!("<span class=\"fail\">{} — {why}{at}{err}.</span>", esc(label))
         })
         .collect()
