@@ -103,6 +103,10 @@ pub fn items(family: &str) -> Vec<Item> {
                         V("bf16", "BF16 weight (the book's GEMV)"),
                         V("int8", "int8 weight, per-channel scale"),
                         V("int4", "int4 weight, group-wise scale (g = 128)"),
+                        V(
+                            "int4_fast",
+                            "int4 (g = 128), reordered codes, coalesced X, 4 rows per warp",
+                        ),
                         V("fp8", "FP8 E4M3 weight, per-channel scale"),
                     ],
                     &params(&[("batch", batch), ("n", QGEMV_N), ("k", QGEMV_K)]),
@@ -195,7 +199,7 @@ pub fn work(item: &Item) -> Option<(f64, f64)> {
             }
             let w = match v {
                 "int8" | "fp8" => n * k + 4.0 * n,
-                "int4" => n * k / 2.0 + 4.0 * n * k / 128.0,
+                "int4" | "int4_fast" => n * k / 2.0 + 4.0 * n * k / 128.0,
                 _ => 2.0 * n * k,
             };
             (2.0 * m * n * k, w + 2.0 * m * k + 4.0 * m * n)

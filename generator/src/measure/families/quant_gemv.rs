@@ -21,6 +21,33 @@ const TOL: f64 = 1e-3;
 const SAMPLE_ROWS: usize = 256;
 /// Output rows per warp in quant_gemv.cu (`R`).
 const ROWS_PER_WARP: usize = 2;
+/// Output rows per warp of `int4_fast` (`RF`).
+const ROWS_PER_WARP_FAST: usize = 4;
+
+/// The int4 codes of a `rows × cols` matrix (two per byte, even column in the low nibble)
+/// reordered for `int4_fast`: in each 512-byte block of a row (1024 columns), nibble `i` of
+/// 32-bit word `e` of lane `l`'s 16 bytes holds column `128·j + 4·l + t`, with `j = 2e + i/4`
+/// and `t = i mod 4`, so that the warp's reads of X are coalesced (see quant_gemv.cu).
+pub fn repack_int4_fast(codes: &[u8], rows: usize, cols: usize) -> Vec<u8> {
+    assert!(cols.is_multiple_of(1024) && codes.len() == rows * cols / 2);
+    let mut out = vec![0u8; codes.len()];
+    for row in 0..rows {
+        for blk in 0..cols / 1024 {
+            let base = row * cols + blk * 1024; // first column of the block, as a flat index
+            for lane in 0..32 {
+                for e in 0..4 {
+                    for i in 0..8 {
+                        let src = base + 128 * (2 * e + i / 4) + 4 * lane + i % 4;
+                        let nib = (codes[src / 2] >> (4 * (src % 2))) & 0xf;
+                        let dst = base / 2 + 16 * lane + 4 * e + i / 2;
+                        out[dst] |= nib << (4 * (i % 2));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
 
 /// The output rows checked against f64: the first, the last and the rest spread by `seed`.
 pub fn sample_rows(n: usize, seed: u64) -> Vec<usize> {
@@ -69,6 +96,13 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             "k must be a multiple of 128 and n of 2",
         ));
     }
+    let fast = item.variant == "int4_fast";
+    if fast && (k % 1024 != 0 || n % ROWS_PER_WARP_FAST != 0) {
+        return Err(Fail::new(
+            FailStage::Unsupported,
+            "int4_fast needs k a multiple of 1024 and n of 4",
+        ));
+    }
     let seed = ctx.seed(item);
     let gpu = ctx.gpu;
     if item.variant == "memcpy" {
@@ -80,7 +114,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let rows = sample_rows(n, seed);
     let fmt = match item.variant {
         "int8" => Some(Format::Int8),
-        "int4" => Some(Format::Int4),
+        "int4" | "int4_fast" => Some(Format::Int4),
         "fp8" => Some(Format::Fp8),
         _ => None,
     };
@@ -137,7 +171,11 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         Some(f) => {
             let q = quantize_rows_par(&wh, n, k, f);
             let (w, s) = (gpu.alloc(q.codes.len())?, gpu.alloc_f32(q.scales.len())?);
-            gpu.upload_bytes(&w, &q.codes)?;
+            if fast {
+                gpu.upload_bytes(&w, &repack_int4_fast(&q.codes, n, k))?;
+            } else {
+                gpu.upload_bytes(&w, &q.codes)?;
+            }
             gpu.upload_f32(&s, &q.scales)?;
             (w, Some(s), Some(q.dequant))
         }
@@ -147,7 +185,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     gpu.upload_f32(&x, &xh)?;
     let tile = token_tile(m);
     let kern = ctx.kernel(FILE, &format!("qgemv_{}_t{tile}", item.variant))?;
-    let warps = (n / ROWS_PER_WARP) as u64;
+    let warps = (n / if fast { ROWS_PER_WARP_FAST } else { ROWS_PER_WARP }) as u64;
     let cfg = super::super::gpu::Launch::linear(blocks(warps * 32, 256), 256)?;
     let mut vs_bf16 = 0.0;
     let mut t = check_and_time(
@@ -200,6 +238,35 @@ mod tests {
     fn rows_per_warp_matches_the_kernel() {
         let src = crate::measure::kernel_source("quant_gemv.cu").unwrap();
         assert!(src.contains(&format!("#define R {ROWS_PER_WARP}\n")));
+        assert!(src.contains(&format!("#define RF {ROWS_PER_WARP_FAST}\n")));
+    }
+
+    #[test]
+    fn int4_fast_repack_is_the_documented_permutation() {
+        // Column c of each row holds the nibble (c * 7 + row) mod 16.
+        let (rows, cols) = (2, 2048);
+        let val = |r: usize, c: usize| ((c * 7 + r) % 16) as u8;
+        let mut codes = vec![0u8; rows * cols / 2];
+        for r in 0..rows {
+            for c in 0..cols {
+                codes[(r * cols + c) / 2] |= val(r, c) << (4 * (c % 2));
+            }
+        }
+        let out = repack_int4_fast(&codes, rows, cols);
+        for r in 0..rows {
+            for blk in 0..cols / 1024 {
+                for lane in 0..32 {
+                    for e in 0..4 {
+                        let at = (r * cols + blk * 1024) / 2 + 16 * lane + 4 * e;
+                        let word = u32::from_le_bytes(out[at..at + 4].try_into().unwrap());
+                        for i in 0..8 {
+                            let c = blk * 1024 + 128 * (2 * e + i / 4) + 4 * lane + i % 4;
+                            assert_eq!((word >> (4 * i)) & 0xf, val(r, c) as u32);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
