@@ -281,3 +281,77 @@ __device__ __forceinline__ void int4_fast(const uint4* __restrict__ W,
 QGEMV_FAST(1)
 QGEMV_FAST(4)
 QGEMV_FAST(16)
+
+// int8_fast: the same reordering for the int8 codes (per-channel scale). In each 512-byte block
+// of a row (512 k), byte t of 32-bit word e of lane l's 16 bytes holds k = 128·e + 4·l + t, so
+// the X float4 of word e is again one coalesced warp load. Four rows per warp, next block
+// prefetched; M a multiple of MT, n of RF and k of 512; launch n / RF warps.
+template <int MT>
+__device__ __forceinline__ void int8_fast(const uint4* __restrict__ W,
+                                          const float* __restrict__ scales,
+                                          const float* __restrict__ X, float* __restrict__ Y,
+                                          int M, int n, int k)
+{
+    int row0 = (blockIdx.x * blockDim.x + threadIdx.x) / 32 * RF, lane = threadIdx.x % 32;
+    if (row0 >= n) return;  // whole warps leave together; n is a multiple of RF
+    const int chunks = k / 16;  // 16-byte chunks per row
+    const uint4* w = W + (size_t)row0 * chunks + lane;
+#pragma unroll 1
+    for (int m0 = 0; m0 < M; m0 += MT) {
+        const float* x = X + (size_t)m0 * k;
+        float acc[RF * MT];
+#pragma unroll
+        for (int i = 0; i < RF * MT; ++i) acc[i] = 0.0f;
+        uint4 cur[RF];
+#pragma unroll
+        for (int r = 0; r < RF; ++r) cur[r] = __ldg(w + (size_t)r * chunks);
+#pragma unroll 1
+        for (int b = 0; b < chunks; b += 32) {  // one 512-byte block (512 k) of each row per step
+            uint4 nxt[RF];
+            const int bn = b + 32 < chunks ? b + 32 : b;
+#pragma unroll
+            for (int r = 0; r < RF; ++r) nxt[r] = __ldg(w + (size_t)r * chunks + bn);
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                float wv[RF][4];
+#pragma unroll
+                for (int r = 0; r < RF; ++r) {
+                    const unsigned word = e == 0 ? cur[r].x : e == 1 ? cur[r].y : e == 2 ? cur[r].z : cur[r].w;
+#pragma unroll
+                    for (int t = 0; t < 4; ++t) wv[r][t] = (float)(signed char)((word >> (8 * t)) & 0xffu);
+                }
+#pragma unroll
+                for (int m = 0; m < MT; ++m) {
+                    const float4 xv = __ldg(
+                        reinterpret_cast<const float4*>(x + (size_t)m * k + 16 * b + 128 * e + 4 * lane));
+#pragma unroll
+                    for (int r = 0; r < RF; ++r)
+                        acc[r * MT + m] += wv[r][0] * xv.x + wv[r][1] * xv.y + wv[r][2] * xv.z + wv[r][3] * xv.w;
+                }
+            }
+#pragma unroll
+            for (int r = 0; r < RF; ++r) cur[r] = nxt[r];
+        }
+#pragma unroll
+        for (int r = 0; r < RF; ++r) {
+            const float cs = scales[row0 + r];
+#pragma unroll
+            for (int m = 0; m < MT; ++m) {
+                float v = acc[r * MT + m];
+#pragma unroll
+                for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(FULL_MASK, v, o);
+                if (lane == (r * MT + m) % 32) Y[(size_t)(m0 + m) * n + row0 + r] = v * cs;
+            }
+        }
+    }
+}
+
+#define QGEMV_FAST8(MT)                                                                      \
+    extern "C" __global__ void __launch_bounds__(256) qgemv_int8_fast_t##MT(                 \
+        const uint4* W, const float* scales, const float* X, float* Y, int M, int n, int k)  \
+    {                                                                                        \
+        int8_fast<MT>(W, scales, X, Y, M, n, k);                                             \
+    }
+QGEMV_FAST8(1)
+QGEMV_FAST8(4)
+QGEMV_FAST8(16)

@@ -102,6 +102,10 @@ pub fn items(family: &str) -> Vec<Item> {
                     &[
                         V("bf16", "BF16 weight (the book's GEMV)"),
                         V("int8", "int8 weight, per-channel scale"),
+                        V(
+                            "int8_fast",
+                            "int8 (per channel), reordered codes, coalesced X, 4 rows per warp",
+                        ),
                         V("int4", "int4 weight, group-wise scale (g = 128)"),
                         V(
                             "int4_fast",
@@ -198,7 +202,7 @@ pub fn work(item: &Item) -> Option<(f64, f64)> {
                 return Some((0.0, 2.0 * n * k * 2.0));
             }
             let w = match v {
-                "int8" | "fp8" => n * k + 4.0 * n,
+                "int8" | "int8_fast" | "fp8" => n * k + 4.0 * n,
                 "int4" | "int4_fast" => n * k / 2.0 + 4.0 * n * k / 128.0,
                 _ => 2.0 * n * k,
             };

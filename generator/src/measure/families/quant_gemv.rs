@@ -24,6 +24,25 @@ const ROWS_PER_WARP: usize = 2;
 /// Output rows per warp of `int4_fast` (`RF`).
 const ROWS_PER_WARP_FAST: usize = 4;
 
+/// The int8 codes of a `rows × cols` matrix reordered for `int8_fast`: in each 512-byte block
+/// of a row (512 columns), byte `t` of 32-bit word `e` of lane `l`'s 16 bytes holds column
+/// `128·e + 4·l + t` (see quant_gemv.cu).
+pub fn repack_int8_fast(codes: &[u8], rows: usize, cols: usize) -> Vec<u8> {
+    assert!(cols.is_multiple_of(512) && codes.len() == rows * cols);
+    let mut out = vec![0u8; codes.len()];
+    for blk in 0..rows * cols / 512 {
+        let base = blk * 512;
+        for lane in 0..32 {
+            for e in 0..4 {
+                for t in 0..4 {
+                    out[base + 16 * lane + 4 * e + t] = codes[base + 128 * e + 4 * lane + t];
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The int4 codes of a `rows × cols` matrix (two per byte, even column in the low nibble)
 /// reordered for `int4_fast`: in each 512-byte block of a row (1024 columns), nibble `i` of
 /// 32-bit word `e` of lane `l`'s 16 bytes holds column `128·j + 4·l + t`, with `j = 2e + i/4`
@@ -96,11 +115,11 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             "k must be a multiple of 128 and n of 2",
         ));
     }
-    let fast = item.variant == "int4_fast";
+    let fast = item.variant.ends_with("_fast");
     if fast && (k % 1024 != 0 || n % ROWS_PER_WARP_FAST != 0) {
         return Err(Fail::new(
             FailStage::Unsupported,
-            "int4_fast needs k a multiple of 1024 and n of 4",
+            "the _fast variants need k a multiple of 1024 and n of 4",
         ));
     }
     let seed = ctx.seed(item);
@@ -113,7 +132,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let y = gpu.alloc_f32(m * n)?;
     let rows = sample_rows(n, seed);
     let fmt = match item.variant {
-        "int8" => Some(Format::Int8),
+        "int8" | "int8_fast" => Some(Format::Int8),
         "int4" | "int4_fast" => Some(Format::Int4),
         "fp8" => Some(Format::Fp8),
         _ => None,
@@ -171,8 +190,10 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         Some(f) => {
             let q = quantize_rows_par(&wh, n, k, f);
             let (w, s) = (gpu.alloc(q.codes.len())?, gpu.alloc_f32(q.scales.len())?);
-            if fast {
+            if item.variant == "int4_fast" {
                 gpu.upload_bytes(&w, &repack_int4_fast(&q.codes, n, k))?;
+            } else if item.variant == "int8_fast" {
+                gpu.upload_bytes(&w, &repack_int8_fast(&q.codes, n, k))?;
             } else {
                 gpu.upload_bytes(&w, &q.codes)?;
             }
@@ -262,6 +283,28 @@ mod tests {
                         for i in 0..8 {
                             let c = blk * 1024 + 128 * (2 * e + i / 4) + 4 * lane + i % 4;
                             assert_eq!((word >> (4 * i)) & 0xf, val(r, c) as u32);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn int8_fast_repack_is_the_documented_permutation() {
+        let (rows, cols) = (3, 1024);
+        let codes: Vec<u8> = (0..rows * cols).map(|i| (i * 31 % 251) as u8).collect();
+        let out = repack_int8_fast(&codes, rows, cols);
+        for r in 0..rows {
+            for blk in 0..cols / 512 {
+                for lane in 0..32 {
+                    for e in 0..4 {
+                        for t in 0..4 {
+                            let at = r * cols + blk * 512;
+                            assert_eq!(
+                                out[at + 16 * lane + 4 * e + t],
+                                codes[at + 128 * e + 4 * lane + t]
+                            );
                         }
                     }
                 }
