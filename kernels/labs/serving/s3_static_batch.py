@@ -71,7 +71,10 @@ class BatchCache:
 def run_batch(model, batch, ecfg, clock):
     longest = max(s.num_prompt for s in batch)
     pad = [longest - s.num_prompt for s in batch]
-    cache = BatchCache(model, pad, ecfg.max_model_len)
+    # The rectangle runs until the longest output is done, after the longest prompt: its width is
+    # longest prompt + longest output, which can exceed every single request's own length.
+    width = longest + max(s.max_tokens for s in batch)
+    cache = BatchCache(model, pad, width)
     ids = torch.tensor([[0] * p + s.tokens for p, s in zip(pad, batch)], device=model.device)
     pad_t = torch.tensor(pad, device=model.device)[:, None]
     for s in batch:
@@ -86,7 +89,7 @@ def run_batch(model, batch, ecfg, clock):
             if s.status == Status.RUNNING:
                 s.append(t, clock)
         clock.kv(sum(len(s.tokens) for s in batch if s.status == Status.RUNNING),
-                 len(batch) * ecfg.max_model_len)
+                 len(batch) * width)
         ids = torch.tensor(next_ids, device=model.device)[:, None]
 
 
