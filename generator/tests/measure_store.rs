@@ -338,6 +338,9 @@ fn shipped_results_load_and_hold_only_verified_numbers() {
                     );
                     assert!(metric(r).is_some_and(f64::is_finite));
                 }
+                // A lab's failure is shipped as measured (the figure shows it as failed, with its
+                // error); a kernel family's shipped results must all have passed.
+                Outcome::Failed { .. } if !hdlc::measure::families().contains(&r.family.as_str()) => {}
                 Outcome::Failed { stage, error } => {
                     assert_eq!(
                         *stage,
