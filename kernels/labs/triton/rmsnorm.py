@@ -159,29 +159,6 @@ def load_cuda_rmsnorm():
     return run, "nvcc + ctypes"
 
 
-def measure(variant, label, params, fn, ref, *, flops, nbytes, baseline=False):
-    """Check against the float64 reference on the device, then time (labkit.check_then_time,
-    with the error computed on the GPU: moving 256 MiB matrices to numpy would dominate)."""
-    try:
-        out = fn()
-        err = ((out.double() - ref).norm() / ref.norm()).item()
-        del out
-    except Exception as e:
-        labkit.failed(variant, label, params, "launch", f"{type(e).__name__}: {e}", baseline=baseline)
-        return
-    if not err <= TOLERANCE:
-        labkit.failed(variant, label, params, "verify",
-                      f"rel_error {err:.3e} exceeds tolerance {TOLERANCE:.1e}", baseline=baseline)
-        return
-    try:
-        timing = labkit.time_torch(fn)
-    except Exception as e:
-        labkit.failed(variant, label, params, "launch", f"{type(e).__name__}: {e}", baseline=baseline)
-        return
-    labkit.ok(variant, label, params, timing, rel_error=err, tolerance=TOLERANCE, flops=flops,
-              bytes=nbytes, baseline=baseline)
-
-
 def main():
     torch.manual_seed(labkit.SEED)
     compiled = None
@@ -210,16 +187,16 @@ def main():
         ref = xd * torch.rsqrt(xd.pow(2).mean(dim=-1, keepdim=True) + EPS) * w.double()
         n = rows * cols
         # 4 ops/element (book convention); read x, write y, read w once.
-        work = {"flops": 4.0 * n, "nbytes": 8.0 * n + 4.0 * cols}
+        work = {"flops": 4.0 * n, "bytes": 8.0 * n + 4.0 * cols}
 
-        measure("copy", "torch copy (same bytes)", params, lambda: x.clone(), xd,
-                flops=0.0, nbytes=8.0 * n, baseline=True)
+        labkit.check_then_time("copy", "torch copy (same bytes)", params, lambda: x.clone(), xd, TOLERANCE,
+                flops=0.0, bytes=8.0 * n, baseline=True)
         del xd
-        measure("eager", "PyTorch eager (formula)", params, lambda: rmsnorm_eager(x, w), ref, **work)
+        labkit.check_then_time("eager", "PyTorch eager (formula)", params, lambda: rmsnorm_eager(x, w), ref, TOLERANCE, **work)
         if hasattr(torch.nn.functional, "rms_norm"):
-            measure("functional", "F.rms_norm", params, lambda: rmsnorm_functional(x, w), ref, **work)
+            labkit.check_then_time("functional", "F.rms_norm", params, lambda: rmsnorm_functional(x, w), ref, TOLERANCE, **work)
         if compiled is not None:
-            measure("compiled", "torch.compile", params, lambda: compiled(x, w), ref, **work)
+            labkit.check_then_time("compiled", "torch.compile", params, lambda: compiled(x, w), ref, TOLERANCE, **work)
         else:
             labkit.failed("compiled", "torch.compile", params, "unsupported", "torch.compile is measured on the GPU only")
         if not TRITON_OK:
@@ -227,18 +204,18 @@ def main():
                 labkit.failed(v, lbl, params, "unsupported", "no GPU and TRITON_INTERPRET is not set")
         else:
             if cols <= MAX_FUSED:
-                measure("triton", "Triton (row in registers)", params, lambda: rmsnorm_triton(x, w), ref, **work)
+                labkit.check_then_time("triton", "Triton (row in registers)", params, lambda: rmsnorm_triton(x, w), ref, TOLERANCE, **work)
             else:
                 labkit.failed("triton", "Triton (row in registers)", params, "unsupported",
                               f"a row of {cols} columns does not fit one program's registers (limit {MAX_FUSED})")
-            measure("triton_two_pass", "Triton (2 passes)", params, lambda: rmsnorm_triton_two_pass(x, w), ref, **work)
+            labkit.check_then_time("triton_two_pass", "Triton (2 passes)", params, lambda: rmsnorm_triton_two_pass(x, w), ref, TOLERANCE, **work)
         if cuda_fn is None:
             labkit.failed("cuda", cuda_label, params, "unsupported", cuda_error)
         elif cols % 4 != 0 or cols > 8192:
             labkit.failed("cuda", cuda_label, params, "unsupported",
                           "rmsnorm_block_vec4 keeps the row in registers: cols % 4 == 0 and cols <= 8192")
         else:
-            measure("cuda", cuda_label, params, lambda: cuda_fn(x, w, EPS), ref, **work)
+            labkit.check_then_time("cuda", cuda_label, params, lambda: cuda_fn(x, w, EPS), ref, TOLERANCE, **work)
         del x, w, ref
         if GPU:
             torch.cuda.empty_cache()

@@ -157,29 +157,6 @@ def load_cuda_softmax():
     return run, "nvcc + ctypes"
 
 
-def measure(variant, label, params, fn, ref, *, flops, nbytes, baseline=False):
-    """Check against the float64 reference on the device, then time (labkit.check_then_time,
-    with the error computed on the GPU: moving 256 MiB matrices to numpy would dominate)."""
-    try:
-        out = fn()
-        err = ((out.double() - ref).norm() / ref.norm()).item()
-        del out
-    except Exception as e:
-        labkit.failed(variant, label, params, "launch", f"{type(e).__name__}: {e}", baseline=baseline)
-        return
-    if not err <= TOLERANCE:
-        labkit.failed(variant, label, params, "verify",
-                      f"rel_error {err:.3e} exceeds tolerance {TOLERANCE:.1e}", baseline=baseline)
-        return
-    try:
-        timing = labkit.time_torch(fn)
-    except Exception as e:
-        labkit.failed(variant, label, params, "launch", f"{type(e).__name__}: {e}", baseline=baseline)
-        return
-    labkit.ok(variant, label, params, timing, rel_error=err, tolerance=TOLERANCE, flops=flops,
-              bytes=nbytes, baseline=baseline)
-
-
 def main():
     torch.manual_seed(labkit.SEED)
     compiled = None
@@ -205,13 +182,13 @@ def main():
         x = torch.randn(rows, cols, device=DEVICE)
         ref = torch.softmax(x.double(), dim=-1)
         n = rows * cols
-        work = {"flops": 5.0 * n, "nbytes": 8.0 * n}  # 5 ops/element (book convention); read + write
+        work = {"flops": 5.0 * n, "bytes": 8.0 * n}  # 5 ops/element (book convention); read + write
 
-        measure("copy", "torch copy (same bytes)", params, lambda: x.clone(), x.double(),
-                flops=0.0, nbytes=8.0 * n, baseline=True)
-        measure("eager", "PyTorch eager", params, lambda: softmax_eager(x), ref, **work)
+        labkit.check_then_time("copy", "torch copy (same bytes)", params, lambda: x.clone(), x.double(), TOLERANCE,
+                flops=0.0, bytes=8.0 * n, baseline=True)
+        labkit.check_then_time("eager", "PyTorch eager", params, lambda: softmax_eager(x), ref, TOLERANCE, **work)
         if compiled is not None:
-            measure("compiled", "torch.compile", params, lambda: compiled(x), ref, **work)
+            labkit.check_then_time("compiled", "torch.compile", params, lambda: compiled(x), ref, TOLERANCE, **work)
         else:
             labkit.failed("compiled", "torch.compile", params, "unsupported", "torch.compile is measured on the GPU only")
         if not TRITON_OK:
@@ -219,18 +196,18 @@ def main():
                 labkit.failed(v, lbl, params, "unsupported", "no GPU and TRITON_INTERPRET is not set")
         else:
             if cols <= MAX_FUSED:
-                measure("triton", "Triton (row in registers)", params, lambda: softmax_triton(x), ref, **work)
+                labkit.check_then_time("triton", "Triton (row in registers)", params, lambda: softmax_triton(x), ref, TOLERANCE, **work)
             else:
                 labkit.failed("triton", "Triton (row in registers)", params, "unsupported",
                               f"a row of {cols} columns does not fit one program's registers (limit {MAX_FUSED})")
-            measure("triton_online", "Triton (online, 2 passes)", params, lambda: softmax_triton_online(x), ref, **work)
+            labkit.check_then_time("triton_online", "Triton (online, 2 passes)", params, lambda: softmax_triton_online(x), ref, TOLERANCE, **work)
         if cuda_fn is None:
             labkit.failed("cuda", cuda_label, params, "unsupported", cuda_error)
         elif cols % 4 != 0 or cols > 8192:
             labkit.failed("cuda", cuda_label, params, "unsupported",
                           "softmax_fused keeps the row in registers: cols % 4 == 0 and cols <= 8192")
         else:
-            measure("cuda", cuda_label, params, lambda: cuda_fn(x), ref, **work)
+            labkit.check_then_time("cuda", cuda_label, params, lambda: cuda_fn(x), ref, TOLERANCE, **work)
         del x, ref
         if GPU:
             torch.cuda.empty_cache()
