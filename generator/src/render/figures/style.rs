@@ -185,3 +185,39 @@ where
         book_mesh(self).draw()
     }
 }
+
+/// The frame every horizontal bar chart shares: `rows` bands over 0..`xmax`, row labels in a
+/// `left`-wide margin, the value axis below with `x_desc`. Views draw bars and text into it.
+pub(super) fn bar_frame<'a, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    xmax: f64,
+    rows: usize,
+    x_desc: &str,
+    (top, left, bottom): (u32, u32, u32),
+) -> Result<
+    ChartContext<
+        'a,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    String,
+> {
+    let mut chart = ChartBuilder::on(root)
+        .margin_top(top)
+        .margin_right(16)
+        .margin_bottom(6)
+        .x_label_area_size(bottom)
+        .y_label_area_size(left)
+        .build_cartesian_2d(0f64..xmax, 0f64..rows as f64)
+        .map_err(de)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(0)
+        .x_labels(6)
+        .x_label_formatter(&|v| super::format::tick(*v))
+        .x_desc(x_desc)
+        .draw_styled()
+        .map_err(de)?;
+    Ok(chart)
+}

@@ -36,23 +36,7 @@ pub(super) fn ladder(c: &LabCtx) -> Result<String, String> {
     let x_desc = c.metric.axis();
     let svg = draw(height, |root| {
         text(root, &header, (8, 4), HEAD, INK, Pos::new(HPos::Left, VPos::Top))?;
-        let mut chart = ChartBuilder::on(root)
-            .margin_top(TOP)
-            .margin_right(16)
-            .margin_bottom(6)
-            .x_label_area_size(BOTTOM)
-            .y_label_area_size(LEFT)
-            .build_cartesian_2d(0f64..xmax, 0f64..n as f64)
-            .map_err(de)?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(0)
-            .x_labels(6)
-            .x_label_formatter(&|v| tick(*v))
-            .x_desc(x_desc.as_str())
-            .draw_styled()
-            .map_err(de)?;
+        let mut chart = bar_frame(root, xmax, n, &x_desc, (TOP, LEFT, BOTTOM))?;
         for (i, (r, val)) in c.recs.iter().zip(&vals).enumerate() {
             let yc = n as f64 - i as f64 - 0.5;
             let (x0, py) = chart.backend_coord(&(0.0, yc));
