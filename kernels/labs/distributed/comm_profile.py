@@ -33,15 +33,6 @@ COMM_WORDS = ("all_reduce", "allreduce", "all_gather", "allgather", "reduce_scat
               "reducescatter", "broadcast", "nccl", "gloo")
 
 
-def sizes(device_type):
-    """(global batch, tokens per sequence, d_model, layers)."""
-    if labkit.QUICK:
-        return 4, 16, 64, 2
-    if device_type == "cuda":
-        return 8, 256, 1024, 8
-    return 4, 64, 256, 4
-
-
 def wrap(kind, model, device, world):
     if kind == "ddp":
         return DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
@@ -122,14 +113,14 @@ def run(kind, backend, world, shape):
 
 def main():
     for kind in ("ddp", "fsdp"):
-        run(kind, "gloo", 2, sizes("cpu"))
+        run(kind, "gloo", 2, workers.model_sizes("cpu"))
     n = torch.cuda.device_count() if torch.cuda.is_available() else 0
     if n == 0:
         for kind in ("ddp", "fsdp"):
             labkit.failed(f"{kind}_nccl_w1", f"{'DDP' if kind == 'ddp' else 'FSDP2'}, nccl, 1 GPU", {"world": 1}, "unsupported",
                           "no CUDA GPU")
         return
-    shape = sizes("cuda")
+    shape = workers.model_sizes("cuda")
     world = max(w for w in (1, 2, 4, 8) if w <= n and shape[0] % w == 0)
     for kind in ("ddp", "fsdp"):
         run(kind, "nccl", world, shape)

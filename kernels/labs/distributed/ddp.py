@@ -31,15 +31,6 @@ TOL = 1e-5
 REPS = 5 if labkit.QUICK else 20
 
 
-def sizes(device_type):
-    """(global batch, tokens per sequence, d_model, layers)."""
-    if labkit.QUICK:
-        return 4, 16, 64, 2
-    if device_type == "cuda":
-        return 8, 256, 1024, 8
-    return 4, 64, 256, 4
-
-
 # ANCHOR: ddp_step
 def ddp_worker(rank, world, device, batch, tokens, d, layers):
     torch.backends.cuda.matmul.allow_tf32 = False  # FP32 everywhere: the check compares to 1e-5
@@ -100,7 +91,7 @@ def main():
         backend = "nccl" if torch.cuda.is_available() else "gloo"
         device = workers.init_group(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), backend)
         world = int(os.environ["WORLD_SIZE"])
-        shape = sizes(device.type)
+        shape = workers.model_sizes(device.type)
         result = ddp_worker(int(os.environ["RANK"]), world, device, *shape)
         if int(os.environ["RANK"]) == 0:
             report(f"torchrun_w{world}", f"DDP, torchrun, {world} × {backend}", world, shape, result)
@@ -108,7 +99,7 @@ def main():
         return
 
     gpu = torch.cuda.is_available()
-    shape = sizes("cuda" if gpu else "cpu")
+    shape = workers.model_sizes("cuda" if gpu else "cpu")
     label = "1 process, no DDP (" + ("GPU" if gpu else "CPU") + ")"
     try:
         report("single", label, 1, shape, single(torch.device("cuda" if gpu else "cpu"), *shape),
@@ -116,7 +107,7 @@ def main():
     except Exception as e:
         labkit.failed("single", label, {"world": 1}, "launch", f"{type(e).__name__}: {e}", baseline=True)
 
-    cpu_shape = sizes("cpu")
+    cpu_shape = workers.model_sizes("cpu")
     try:
         report("gloo_cpu_w2", "DDP, gloo, 2 CPU processes", 2, cpu_shape,
                workers.spawn(ddp_worker, 2, "gloo", *cpu_shape))

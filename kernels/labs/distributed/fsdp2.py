@@ -31,15 +31,6 @@ TOL = 1e-5
 REPS = 5 if labkit.QUICK else 20
 
 
-def sizes(device_type):
-    """(global batch, tokens per sequence, d_model, layers)."""
-    if labkit.QUICK:
-        return 4, 16, 64, 2
-    if device_type == "cuda":
-        return 8, 256, 1024, 8
-    return 4, 64, 256, 4
-
-
 # ANCHOR: shard
 def fsdp_worker(rank, world, device, batch, tokens, d, layers):
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -91,14 +82,14 @@ def main():
         backend = "nccl" if torch.cuda.is_available() else "gloo"
         rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
         device = workers.init_group(rank, world, backend)
-        shape = sizes(device.type)
+        shape = workers.model_sizes(device.type)
         result = fsdp_worker(rank, world, device, *shape)
         if rank == 0:
             report(f"torchrun_w{world}", f"FSDP2, torchrun, {world} × {backend}", world, shape, result)
         torch.distributed.destroy_process_group()
         return
 
-    cpu_shape = sizes("cpu")
+    cpu_shape = workers.model_sizes("cpu")
     label = "FSDP2, gloo, 2 CPU processes"
     try:
         report("gloo_cpu_w2", label, 2, cpu_shape, workers.spawn(fsdp_worker, 2, "gloo", *cpu_shape))
@@ -110,7 +101,7 @@ def main():
         labkit.failed("nccl_w1", "FSDP2, NCCL, 1 process per GPU", {"world": 1}, "unsupported",
                       "no CUDA GPU")
         return
-    shape = sizes("cuda")
+    shape = workers.model_sizes("cuda")
     world = max(w for w in (1, 2, 4, 8) if w <= n and shape[0] % w == 0)
     label = f"FSDP2, NCCL, {world} GPU" + ("s" if world > 1 else "")
     try:

@@ -104,6 +104,16 @@ class Net(nn.Module):
         return x
 
 
+def model_sizes(device_type):
+    """(global batch, tokens per sequence, d_model, layers) of the labs' model: small on CPU
+    processes, a GPU-sized step on CUDA, tiny under HDLC_LAB_QUICK=1 (labkit.QUICK)."""
+    if os.environ.get("HDLC_LAB_QUICK") == "1":
+        return 4, 16, 64, 2
+    if device_type == "cuda":
+        return 8, 256, 1024, 8
+    return 4, 64, 256, 4
+
+
 def make_model(d, layers, device, seed=1234):
     """The same seeded weights on every rank (DDP would broadcast rank 0's anyway)."""
     torch.manual_seed(seed)
