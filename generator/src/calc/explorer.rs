@@ -23,7 +23,7 @@ use super::fmt;
 use super::kv::{Fields, KeyDoc, ParseError};
 use super::memory::H100_MEMORY;
 use super::models::{ModelConfig, ModelId};
-use super::parallel_memory::{choice, layout_problem, model, params_per_gpu, per_gpu, Layout};
+use super::parallel_memory::{choice, layout_problem, params_per_gpu, per_gpu, Layout};
 use std::fmt::Write as _;
 
 const KIND: &str = "parallel-explorer";
@@ -80,7 +80,7 @@ const KEYS: &[KeyDoc] = &[
 
 pub(super) fn parse(f: &Fields) -> Result<ExplorerSpec, ParseError> {
     f.only(KIND, KEYS)?;
-    let model = model(f, KIND, KEYS)?;
+    let model = f.model(KIND, KEYS)?;
     let gpus = f.positive(KIND, "gpus", 1 << 16, KEYS)?;
     let global_batch = f.positive(KIND, "global_batch", 1 << 24, KEYS)?;
     let seq = f.positive(KIND, "seq", 1 << 20, KEYS)?;

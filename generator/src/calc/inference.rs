@@ -89,7 +89,7 @@ const KEYS: &[KeyDoc] = &[
 pub(super) fn parse(f: &Fields) -> Result<InferenceSpec, ParseError> {
     const KIND: &str = "inference-roofline";
     f.only(KIND, KEYS)?;
-    let model = kv_cache::parse_model(KIND, f, KEYS)?;
+    let model = f.model(KIND, KEYS)?;
     let context = f.positive(KIND, "context", 1 << 24, KEYS)?;
     let Some(items) = f.list(KIND, "batches", KEYS)? else {
         return Err((

@@ -249,6 +249,24 @@ impl Fields {
     }
 
     /// A required positive integer no larger than `max`.
+    /// The model named by `model:` (required): one of the calculators' model configurations.
+    pub fn model(&self, kind: &str, allowed: &[KeyDoc]) -> Result<super::models::ModelId, ParseError> {
+        let Some((name, line)) = self.scalar(kind, "model", allowed)? else {
+            return Err((
+                self.calc_line,
+                format!("`calc: {kind}`: missing key `model`"),
+                hint(kind, allowed),
+            ));
+        };
+        super::models::ModelId::parse(&name).ok_or_else(|| {
+            (
+                line,
+                format!("`calc: {kind}`: unknown model `{name}`"),
+                format!("model is one of: {}", super::models::MODEL_NAMES.join(", ")),
+            )
+        })
+    }
+
     pub fn positive(&self, kind: &str, key: &str, max: u64, allowed: &[KeyDoc]) -> Result<u64, ParseError> {
         let Some((s, line)) = self.scalar(kind, key, allowed)? else {
             return Err((

@@ -11,7 +11,7 @@
 
 use super::fmt;
 use super::kv::{Fields, KeyDoc, ParseError};
-use super::models::{ModelConfig, ModelId, MODEL_NAMES};
+use super::models::{ModelConfig, ModelId};
 use std::fmt::Write as _;
 
 /// Element type of the cached keys and values.
@@ -155,7 +155,7 @@ const KEYS: &[KeyDoc] = &[
 pub(super) fn parse(f: &Fields) -> Result<KvCacheSpec, ParseError> {
     const KIND: &str = "kv-cache";
     f.only(KIND, KEYS)?;
-    let model = parse_model(KIND, f, KEYS)?;
+    let model = f.model(KIND, KEYS)?;
     let batch = f.positive(KIND, "batch", 1 << 20, KEYS)?;
     let context = f.positive(KIND, "context", 1 << 24, KEYS)?;
     let dtype = parse_kv_dtype(KIND, "dtype", f, KEYS)?.unwrap_or(KvDtype::Bf16);
@@ -171,24 +171,6 @@ pub(super) fn parse(f: &Fields) -> Result<KvCacheSpec, ParseError> {
         dtype,
         hbm_gb,
         caption,
-    })
-}
-
-/// `model:` (required) for the inference calculators.
-pub(super) fn parse_model(kind: &str, f: &Fields, keys: &[KeyDoc]) -> Result<ModelId, ParseError> {
-    let Some((name, line)) = f.scalar(kind, "model", keys)? else {
-        return Err((
-            f.calc_line,
-            format!("`calc: {kind}`: missing key `model`"),
-            super::kv::hint(kind, keys),
-        ));
-    };
-    ModelId::parse(&name).ok_or_else(|| {
-        (
-            line,
-            format!("`calc: {kind}`: unknown model `{name}`"),
-            format!("model is one of: {}", MODEL_NAMES.join(", ")),
-        )
     })
 }
 

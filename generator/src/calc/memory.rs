@@ -15,7 +15,7 @@
 
 use super::fmt;
 use super::kv::{Fields, KeyDoc, ParseError};
-use super::models::{ModelConfig, ModelId, MODEL_NAMES};
+use super::models::{ModelConfig, ModelId};
 use std::fmt::Write as _;
 
 /// A parsed `calc: training-memory` or `calc: transformer-shapes` block.
@@ -53,20 +53,7 @@ pub(super) const KEYS: &[KeyDoc] = &[
 /// Parse the keys shared by the model calculators.
 pub(super) fn parse_run(kind: &str, f: &Fields) -> Result<ModelRunSpec, ParseError> {
     f.only(kind, KEYS)?;
-    let Some((name, line)) = f.scalar(kind, "model", KEYS)? else {
-        return Err((
-            f.calc_line,
-            format!("`calc: {kind}`: missing key `model`"),
-            super::kv::hint(kind, KEYS),
-        ));
-    };
-    let model = ModelId::parse(&name).ok_or_else(|| {
-        (
-            line,
-            format!("`calc: {kind}`: unknown model `{name}`"),
-            format!("model is one of: {}", MODEL_NAMES.join(", ")),
-        )
-    })?;
+    let model = f.model(kind, KEYS)?;
     let batch = f.positive(kind, "batch", MAX_BATCH, KEYS)?;
     let seq = f.positive(kind, "seq", MAX_SEQ, KEYS)?;
     if let Some(p) = model.config().learned_positions {

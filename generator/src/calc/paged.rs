@@ -100,7 +100,7 @@ pub(super) fn parse(f: &Fields) -> Result<PagedSpec, ParseError> {
     }
     let model = match f.scalar(KIND, "model", KEYS)? {
         None => None,
-        Some(_) => Some(kv_cache::parse_model(KIND, f, KEYS)?),
+        Some(_) => Some(f.model(KIND, KEYS)?),
     };
     let caption = f.scalar(KIND, "caption", KEYS)?.map(|(s, _)| s);
     Ok(PagedSpec {

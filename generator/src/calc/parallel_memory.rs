@@ -22,7 +22,7 @@
 use super::fmt;
 use super::kv::{Fields, KeyDoc, ParseError};
 use super::memory::{layer_activations, Breakdown, COLORS, H100_MEMORY};
-use super::models::{ModelConfig, ModelId, MODEL_NAMES};
+use super::models::{ModelConfig, ModelId};
 use std::fmt::Write as _;
 
 const KIND: &str = "parallel-memory";
@@ -106,24 +106,6 @@ pub(super) fn choice(
     }
 }
 
-/// The model named by `model:`, required.
-pub(super) fn model(f: &Fields, kind: &str, keys: &[KeyDoc]) -> Result<ModelId, ParseError> {
-    let Some((name, line)) = f.scalar(kind, "model", keys)? else {
-        return Err((
-            f.calc_line,
-            format!("`calc: {kind}`: missing key `model`"),
-            super::kv::hint(kind, keys),
-        ));
-    };
-    ModelId::parse(&name).ok_or_else(|| {
-        (
-            line,
-            format!("`calc: {kind}`: unknown model `{name}`"),
-            format!("model is one of: {}", MODEL_NAMES.join(", ")),
-        )
-    })
-}
-
 /// Why `tp`/`pp` cannot split this model, if they cannot.
 pub fn layout_problem(c: &ModelConfig, tp: u64, pp: u64) -> Option<(&'static str, String)> {
     let (t, p) = (u128::from(tp), u128::from(pp));
@@ -147,7 +129,7 @@ pub fn layout_problem(c: &ModelConfig, tp: u64, pp: u64) -> Option<(&'static str
 
 pub(super) fn parse(f: &Fields) -> Result<ParallelMemorySpec, ParseError> {
     f.only(KIND, KEYS)?;
-    let model = model(f, KIND, KEYS)?;
+    let model = f.model(KIND, KEYS)?;
     let batch = f.positive(KIND, "batch", super::memory::MAX_BATCH, KEYS)?;
     let seq = f.positive(KIND, "seq", super::memory::MAX_SEQ, KEYS)?;
     let dp = f.positive(KIND, "dp", 1 << 20, KEYS)?;
