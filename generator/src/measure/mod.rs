@@ -333,12 +333,14 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
             indicatif::ProgressBar::hidden()
         };
         let mut ctx = harness::Ctx::new(&gpu, base_seed);
+        let mut family_times: Vec<String> = Vec::new();
         for fam in &selected {
             let batch: Vec<&(plan::Item, String, String)> =
                 todo.iter().filter(|(i, _, _)| i.family == *fam).collect();
             if batch.is_empty() {
                 continue;
             }
+            let family_started = Instant::now();
             let mut outcomes: Vec<(plan::Item, Outcome)> = Vec::new();
             let (skipped, runnable): (Vec<_>, Vec<_>) = batch
                 .iter()
@@ -375,6 +377,12 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
                     }
                 }
             }
+            // Where the suite's wall time goes, for the log (the 90-second budget is per suite).
+            family_times.push(format!(
+                "{fam}: {} item(s) in {:.1} s",
+                outcomes.len(),
+                family_started.elapsed().as_secs_f64()
+            ));
             for (item, outcome) in outcomes {
                 let (key, hash) = batch
                     .iter()
@@ -407,6 +415,9 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
             }
         }
         notes.append(&mut ctx.notes);
+        if !family_times.is_empty() {
+            notes.push(format!("wall time per family: {}", family_times.join("; ")));
+        }
         let mut measured = new_records.len();
         store::merge(&mut file, new_records);
         if !lab_plan.is_empty() {
