@@ -57,7 +57,7 @@ impl Gpu {
     /// cluster-dimension attribute (plain `cuLaunchKernel` cannot ask for clusters).
     fn launch_cluster(&self, k: &Kernel, cfg: Launch, blocks: u32, ptrs: &mut [*mut c_void]) -> Result<()> {
         use sys::*;
-        if blocks == 0 || blocks > 8 || cfg.grid.0 % blocks != 0 {
+        if blocks == 0 || blocks > 8 || !cfg.grid.0.is_multiple_of(blocks) {
             bail!(
                 "launch of {}: cluster of {blocks} blocks does not divide a grid of {} (or exceeds 8)",
                 k.name,
