@@ -230,3 +230,140 @@ extern "C" __global__ void rmsnorm_bwd_dw_reduce(const float* __restrict__ parti
     for (int p = 0; p < parts; ++p) s += partial[(size_t)p * cols + c];
     dw[c] = s;
 }
+
+// ---- Forward width sweep: a warp per short row, a thread-block cluster per long row ----------
+// rmsnorm_block_vec4 holds at most 8192 floats of a row (32 per thread of 256); longer rows
+// need more registers than one block may have, shorter ones spend two barriers on a few loads.
+
+// A warp per row (blockDim.x / 32 rows per block), no barriers. Needs cols divisible by 4 and
+// cols <= 4 * 32 * WARP_VEC (2048).
+#define WARP_VEC 16
+extern "C" __global__ void rmsnorm_warp(const float* __restrict__ x, const float* __restrict__ w,
+                                        float* __restrict__ y, int rows, int cols, float eps)
+{
+    int lane = threadIdx.x % 32;
+    int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    if (r >= rows) return;
+    const float4* row = reinterpret_cast<const float4*>(x + (size_t)r * cols);
+    const float4* w4 = reinterpret_cast<const float4*>(w);
+    float4* out = reinterpret_cast<float4*>(y + (size_t)r * cols);
+    int n4 = cols / 4;
+    float4 v4[WARP_VEC];
+    float ss = 0.0f;
+#pragma unroll
+    for (int v = 0; v < WARP_VEC; ++v) {
+        int i = v * 32 + lane;
+        if (i < n4) {
+            v4[v] = row[i];
+            ss += v4[v].x * v4[v].x + v4[v].y * v4[v].y + v4[v].z * v4[v].z + v4[v].w * v4[v].w;
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(FULL_MASK, ss, o);
+    float scale = rsqrtf(ss / cols + eps);
+#pragma unroll
+    for (int v = 0; v < WARP_VEC; ++v) {
+        int i = v * 32 + lane;
+        if (i < n4) {
+            float4 g = w4[i];
+            out[i] = make_float4(v4[v].x * scale * g.x, v4[v].y * scale * g.y,
+                                 v4[v].z * scale * g.z, v4[v].w * scale * g.w);
+        }
+    }
+}
+
+// Cluster helpers (Hopper, PTX ISA 7.8), as in softmax.cu: rank and size of this block's
+// cluster, the split cluster barrier, a float load from another block's shared memory.
+__device__ __forceinline__ unsigned cluster_rank()
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+
+__device__ __forceinline__ unsigned cluster_size()
+{
+    unsigned n;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+    return n;
+}
+
+__device__ __forceinline__ void cluster_arrive()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ void cluster_wait()
+{
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ float dsmem_load(const float* local, unsigned rank)
+{
+    unsigned a = (unsigned)__cvta_generic_to_shared(local), remote;
+    float v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(a), "r"(rank));
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+    return v;
+}
+
+// A cluster of C blocks per row (C = the launch's cluster size, 1 to 8): block `rank` holds
+// columns [rank·cols/C, (rank+1)·cols/C) in registers and publishes its sum of squares in shared
+// memory; after one cluster barrier each warp adds the C partial sums read through distributed
+// shared memory, and every block scales its part. The row is read once and written once.
+// Launch: grid = rows · C blocks along x, cluster (C, 1, 1); cols divisible by 4 · C;
+// cols / C <= 4 * MAX_VEC * blockDim.x.
+extern "C" __global__ void rmsnorm_cluster(const float* __restrict__ x,
+                                           const float* __restrict__ w, float* __restrict__ y,
+                                           int rows, int cols, float eps)
+{
+    __shared__ float warp_sums[32];
+    __shared__ float part_sum;
+    unsigned rank = cluster_rank(), parts = cluster_size();
+    int chunk = cols / parts;
+    size_t off = (size_t)(blockIdx.x / parts) * cols + (size_t)rank * chunk;
+    const float4* row = reinterpret_cast<const float4*>(x + off);
+    const float4* w4 = reinterpret_cast<const float4*>(w + (size_t)rank * chunk);
+    float4* out = reinterpret_cast<float4*>(y + off);
+    int n4 = chunk / 4;
+    float4 r[MAX_VEC];
+    float ss = 0.0f;
+#pragma unroll
+    for (int v = 0; v < MAX_VEC; ++v) {
+        int i = v * blockDim.x + threadIdx.x;
+        if (i < n4) {
+            r[v] = row[i];
+            ss += r[v].x * r[v].x + r[v].y * r[v].y + r[v].z * r[v].z + r[v].w * r[v].w;
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(FULL_MASK, ss, o);
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (lane == 0) warp_sums[warp] = ss;
+    __syncthreads();
+    if (warp == 0) {
+        ss = lane < (int)(blockDim.x / 32) ? warp_sums[lane] : 0.0f;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(FULL_MASK, ss, o);
+        if (lane == 0) part_sum = ss;
+    }
+    cluster_arrive();
+    cluster_wait();
+    // Lane k of every warp fetches block k's partial sum; the warp adds them with shuffles.
+    ss = lane < (int)parts ? dsmem_load(&part_sum, lane) : 0.0f;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(FULL_MASK, ss, o);
+    // Done reading the others' shared memory; wait only before exiting (see softmax_cluster).
+    cluster_arrive();
+    float scale = rsqrtf(ss / cols + eps);
+#pragma unroll
+    for (int v = 0; v < MAX_VEC; ++v) {
+        int i = v * blockDim.x + threadIdx.x;
+        if (i < n4) {
+            float4 g = w4[i];
+            out[i] = make_float4(r[v].x * scale * g.x, r[v].y * scale * g.y,
+                                 r[v].z * scale * g.z, r[v].w * scale * g.w);
+        }
+    }
+    cluster_wait();
+}

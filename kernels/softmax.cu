@@ -195,3 +195,159 @@ extern "C" __global__ void softmax_fused(const float* __restrict__ x, float* __r
         if (i < n4) out[i] = make_float4(r[v].x * inv, r[v].y * inv, r[v].z * inv, r[v].w * inv);
     }
 }
+
+// ---- Width sweep: a warp per short row, a thread-block cluster per long row ------------------
+// softmax_fused stops at 8192 columns: a block of 256 threads holds 32 floats per thread in
+// registers, and a longer row in one block would need more registers than a thread may have.
+// Short rows waste it the other way: a 1024-column row gives each of 256 threads one float4 and
+// pays two block-wide barriers for it. Hence two kernels, chosen by width on the host.
+
+// A warp per row (blockDim.x / 32 rows per block): no barriers at all, the reductions are warp
+// shuffles. Needs cols divisible by 4 and cols <= 4 * 32 * WARP_VEC (2048).
+#define WARP_VEC 16
+extern "C" __global__ void softmax_warp(const float* __restrict__ x, float* __restrict__ y,
+                                        int rows, int cols)
+{
+    int lane = threadIdx.x % 32;
+    int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    if (r >= rows) return;
+    const float4* row = reinterpret_cast<const float4*>(x + (size_t)r * cols);
+    float4* out = reinterpret_cast<float4*>(y + (size_t)r * cols);
+    int n4 = cols / 4;
+    float4 v4[WARP_VEC];
+    float m = NEG_INF;
+#pragma unroll
+    for (int v = 0; v < WARP_VEC; ++v) {
+        int i = v * 32 + lane;
+        if (i < n4) {
+            v4[v] = row[i];
+            m = fmaxf(m, fmaxf(fmaxf(v4[v].x, v4[v].y), fmaxf(v4[v].z, v4[v].w)));
+        }
+    }
+    m = warp_max(m);
+    float s = 0.0f;
+#pragma unroll
+    for (int v = 0; v < WARP_VEC; ++v) {
+        int i = v * 32 + lane;
+        if (i < n4) {
+            v4[v].x = expf(v4[v].x - m);
+            v4[v].y = expf(v4[v].y - m);
+            v4[v].z = expf(v4[v].z - m);
+            v4[v].w = expf(v4[v].w - m);
+            s += (v4[v].x + v4[v].y) + (v4[v].z + v4[v].w);
+        }
+    }
+    float inv = 1.0f / warp_sum(s);
+#pragma unroll
+    for (int v = 0; v < WARP_VEC; ++v) {
+        int i = v * 32 + lane;
+        if (i < n4)
+            out[i] = make_float4(v4[v].x * inv, v4[v].y * inv, v4[v].z * inv, v4[v].w * inv);
+    }
+}
+
+// Cluster helpers (Hopper, PTX ISA 7.8): this block's rank in its cluster, the cluster's size, a
+// cluster-wide barrier split into arrive and wait, and a load from another block's shared memory
+// (distributed shared memory: the address is mapped into the target block's window by mapa).
+__device__ __forceinline__ unsigned cluster_rank()
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+
+__device__ __forceinline__ unsigned cluster_size()
+{
+    unsigned n;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+    return n;
+}
+
+__device__ __forceinline__ void cluster_arrive()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ void cluster_wait()
+{
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ float2 dsmem_load2(const float2* local, unsigned rank)
+{
+    unsigned a = (unsigned)__cvta_generic_to_shared(local), remote;
+    float2 v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(a), "r"(rank));
+    asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];"
+                 : "=f"(v.x), "=f"(v.y)
+                 : "r"(remote)
+                 : "memory");
+    return v;
+}
+
+// A cluster of C blocks per row (C = the launch's cluster size, 1 to 8): block `rank` holds
+// columns [rank·cols/C, (rank+1)·cols/C) in registers, finds its own max and sum of exponentials
+// as softmax_fused does, and publishes the pair in its shared memory. After one cluster barrier
+// every warp reads the C pairs through distributed shared memory and merges them (online-softmax
+// rule), then rescales its exponentials by exp(m_block - m_row) / s_row and writes: the row is
+// read once and written once however long it is. Launch: grid = rows · C blocks along x,
+// cluster (C, 1, 1); cols divisible by 4 · C; cols / C <= 4 * MAX_VEC * blockDim.x.
+extern "C" __global__ void softmax_cluster(const float* __restrict__ x, float* __restrict__ y,
+                                           int cols)
+{
+    __shared__ float scratch[33];
+    __shared__ float2 stat;
+    unsigned rank = cluster_rank(), parts = cluster_size();
+    int chunk = cols / parts;
+    size_t off = (size_t)(blockIdx.x / parts) * cols + (size_t)rank * chunk;
+    const float4* row = reinterpret_cast<const float4*>(x + off);
+    float4* out = reinterpret_cast<float4*>(y + off);
+    int n4 = chunk / 4;
+    float4 r[MAX_VEC];
+    float m = NEG_INF;
+#pragma unroll
+    for (int v = 0; v < MAX_VEC; ++v) {
+        int i = v * blockDim.x + threadIdx.x;
+        if (i < n4) {
+            r[v] = row[i];
+            m = fmaxf(m, fmaxf(fmaxf(r[v].x, r[v].y), fmaxf(r[v].z, r[v].w)));
+        }
+    }
+    m = block_max(m, scratch);
+    float s = 0.0f;
+#pragma unroll
+    for (int v = 0; v < MAX_VEC; ++v) {
+        int i = v * blockDim.x + threadIdx.x;
+        if (i < n4) {
+            r[v].x = expf(r[v].x - m);
+            r[v].y = expf(r[v].y - m);
+            r[v].z = expf(r[v].z - m);
+            r[v].w = expf(r[v].w - m);
+            s += (r[v].x + r[v].y) + (r[v].z + r[v].w);
+        }
+    }
+    s = block_sum(s, scratch);
+    if (threadIdx.x == 0) stat = make_float2(m, s);
+    cluster_arrive();
+    cluster_wait();
+    // Lane k of every warp fetches block k's pair; the warp merges them with shuffles.
+    int lane = threadIdx.x % 32;
+    float rm = NEG_INF, rs = 0.0f;
+    if (lane < (int)parts) {
+        float2 p = dsmem_load2(&stat, lane);
+        rm = p.x;
+        rs = p.y;
+    }
+    for (int o = 16; o > 0; o >>= 1)
+        online_merge(rm, rs, __shfl_xor_sync(FULL_MASK, rm, o), __shfl_xor_sync(FULL_MASK, rs, o));
+    // Done reading the others' shared memory: say so now, wait only before exiting, so that no
+    // block's shared memory disappears while another still reads it.
+    cluster_arrive();
+    float k = expf(m - rm) / rs;
+#pragma unroll
+    for (int v = 0; v < MAX_VEC; ++v) {
+        int i = v * blockDim.x + threadIdx.x;
+        if (i < n4) out[i] = make_float4(r[v].x * k, r[v].y * k, r[v].z * k, r[v].w * k);
+    }
+    cluster_wait();
+}

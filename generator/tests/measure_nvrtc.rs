@@ -59,6 +59,9 @@ fn every_family_has_embedded_kernels_for_its_variants() {
     let composite = [
         "softmax_three_pass",
         "softmax_online",
+        // the width-adaptive rows: a warp kernel or a cluster kernel, picked by width
+        "softmax_adaptive",
+        "rmsnorm_adaptive",
         // attention: three kernels (naive) or one kernel per head dimension (flash_*_d64/_d128)
         "naive",
         "flash_simt",
@@ -112,6 +115,17 @@ fn every_family_has_embedded_kernels_for_its_variants() {
         assert!(kernel_source("softmax.cu")
             .unwrap()
             .contains(&format!("void {k}(")));
+    }
+    for (file, k) in [
+        ("softmax.cu", "softmax_warp"),
+        ("softmax.cu", "softmax_cluster"),
+        ("rmsnorm.cu", "rmsnorm_warp"),
+        ("rmsnorm.cu", "rmsnorm_cluster"),
+    ] {
+        assert!(
+            kernel_source(file).unwrap().contains(&format!(" {k}(")),
+            "{file} defines {k}"
+        );
     }
     assert!(kernel_source("reduction.cu")
         .unwrap()

@@ -19,6 +19,7 @@ pub mod labs;
 pub mod nvrtc_log;
 pub mod plan;
 mod plan_infer;
+mod plan_rows;
 pub mod quant;
 pub mod reference;
 pub mod report;

@@ -4,6 +4,7 @@
 //! Sizes are chosen so that the memory-bound families move at least 512 MiB each way, ten times
 //! an H100's 50 MB L2, so the cache cannot flatter them (the L2 is also flushed between runs).
 
+use super::plan_rows::with_sweep;
 use std::collections::BTreeMap;
 
 /// Every benchmark family, in the order the harness runs them.
@@ -172,37 +173,58 @@ pub fn items(family: &str) -> Vec<Item> {
             &params(&[("n", N_1GIB)]),
             MEMCPY,
         ),
-        "softmax" => ladder(
-            "softmax",
-            "softmax.cu",
-            &[
-                V("softmax_three_pass", "three passes (max, sum, normalize)"),
-                V("softmax_online", "online softmax, two passes"),
-                V("softmax_fused", "one pass, row in registers (float4)"),
-            ],
-            &params(&[("rows", 32768), ("cols", 4096)]),
-            MEMCPY,
+        "softmax" => with_sweep(
+            ladder(
+                "softmax",
+                "softmax.cu",
+                &[
+                    V("softmax_three_pass", "three passes (max, sum, normalize)"),
+                    V("softmax_online", "online softmax, two passes"),
+                    V("softmax_fused", "one pass, row in registers (float4)"),
+                    V(
+                        "softmax_adaptive",
+                        "one pass: a warp per short row, a block cluster per long row",
+                    ),
+                ],
+                &params(&[("rows", 32768), ("cols", 4096)]),
+                MEMCPY,
+            ),
+            &["softmax_fused", "softmax_adaptive"],
+            "softmax_fused",
+            8192,
+            "unsupported: softmax_fused holds a row in one block's registers, at most 8192 floats",
         ),
-        "rmsnorm" => ladder(
-            "rmsnorm",
-            "rmsnorm.cu",
-            &[
-                V("rmsnorm_naive", "one thread per row"),
-                V(
-                    "rmsnorm_block_vec4",
-                    "one block per row, float4, row in registers",
-                ),
-                V(
-                    "rmsnorm_bwd_atomic",
-                    "backward (dx, dw): dw by atomicAdd per element",
-                ),
-                V(
-                    "rmsnorm_bwd",
-                    "backward (dx, dw): per-block dw partials + reduce kernel",
-                ),
-            ],
-            &params(&[("rows", 32768), ("cols", 4096)]),
-            MEMCPY,
+        "rmsnorm" => with_sweep(
+            ladder(
+                "rmsnorm",
+                "rmsnorm.cu",
+                &[
+                    V("rmsnorm_naive", "one thread per row"),
+                    V(
+                        "rmsnorm_block_vec4",
+                        "one block per row, float4, row in registers",
+                    ),
+                    V(
+                        "rmsnorm_adaptive",
+                        "a warp per short row, a block cluster per long row",
+                    ),
+                    V(
+                        "rmsnorm_bwd_atomic",
+                        "backward (dx, dw): dw by atomicAdd per element",
+                    ),
+                    V(
+                        "rmsnorm_bwd",
+                        "backward (dx, dw): per-block dw partials + reduce kernel",
+                    ),
+                ],
+                &params(&[("rows", 32768), ("cols", 4096)]),
+                MEMCPY,
+            ),
+            &["rmsnorm_block_vec4", "rmsnorm_adaptive"],
+            "rmsnorm_block_vec4",
+            8192,
+            "unsupported: rmsnorm_block_vec4 holds a row in one block's registers, at most 8192 \
+             floats",
         ),
         "gemv" => ladder(
             "gemv",

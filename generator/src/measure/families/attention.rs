@@ -208,6 +208,7 @@ impl Runner {
                         grid: (tiles, tiles, heads as u32),
                         block: (32, 32, 1),
                         smem: 0,
+                        cluster: None,
                     },
                     &[
                         Arg::Buf(&io.q),
@@ -229,6 +230,7 @@ impl Runner {
                         grid: ((d / 32) as u32, tiles, heads as u32),
                         block: (32, 32, 1),
                         smem: 0,
+                        cluster: None,
                     },
                     &[
                         Arg::Buf(sbuf),
@@ -287,6 +289,7 @@ impl Runner {
                     grid: ((n / rows_per_block) as u32, heads as u32, 1),
                     block: (*threads, 1, 1),
                     smem: *smem,
+                    cluster: None,
                 },
                 &[
                     Arg::Buf(&io.q),

@@ -296,6 +296,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                 grid: (splits as u32, s.hkv as u32, s.b as u32),
                 block: (128, 1, 1),
                 smem,
+                cluster: None,
             };
             let (cache, q, o, part_acc, part_ml) = (&cache, &q, &o, &part_acc, &part_ml);
             Box::new(move || {

@@ -8,6 +8,7 @@ mod gemv;
 mod quant_gemv;
 mod reduction;
 mod rmsnorm;
+mod rows;
 mod sgemm;
 mod softmax;
 mod ssm_scan;

@@ -1,5 +1,6 @@
 //! rmsnorm: RMSNorm forward over a 32768 × 4096 matrix (512 MiB each way), against
-//! cuMemcpyDtoD; and its backward pass (dx and dw from x, w and dy: 1.5 GiB moved), whose
+//! cuMemcpyDtoD, with a width sweep (1024 to 65536 columns, the same 512 MiB) of the forward
+//! kernels that hold a row in registers; and its backward pass (dx and dw from x, w and dy: 1.5 GiB moved), whose
 //! GB/s are comparable with the same memcpy.
 //!
 //! Why memcpy is the baseline: RMSNorm is memory-bound, so a copy of the same bytes is its ceiling.
@@ -12,6 +13,7 @@ use super::super::reference::{
     rmsnorm_row_scale,
 };
 use super::super::results::{FailStage, Timing};
+use super::rows::{row_split, RowSplit};
 use super::{blocks, memcpy_baseline, random_input};
 
 const FILE: &str = "rmsnorm.cu";
@@ -33,9 +35,16 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let out = gpu.alloc_f32(rows * cols)?;
 
     let (w_host, w) = random_input(gpu, cols, seed ^ 0x77, 0.5, 1.5)?;
-    let k = ctx.kernel(FILE, item.variant)?;
-    let cfg = match item.variant {
-        "rmsnorm_naive" => Launch::linear(blocks(rows as u64, 256), 256)?,
+    let (k, cfg) = match item.variant {
+        // rmsnorm_warp and rmsnorm_cluster take the same arguments as the other rungs.
+        "rmsnorm_adaptive" => match row_split(rows, cols)? {
+            RowSplit::Warp(cfg) => (ctx.kernel(FILE, "rmsnorm_warp")?, cfg),
+            RowSplit::Cluster(cfg) => (ctx.kernel(FILE, "rmsnorm_cluster")?, cfg),
+        },
+        "rmsnorm_naive" => (
+            ctx.kernel(FILE, item.variant)?,
+            Launch::linear(blocks(rows as u64, 256), 256)?,
+        ),
         _ => {
             if cols % 4 != 0 || cols > 4 * 8 * 256 {
                 return Err(Fail::new(
@@ -43,7 +52,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                     "rmsnorm_block_vec4 needs cols divisible by 4 and at most 8192",
                 ));
             }
-            Launch::linear(rows as u64, 256)?
+            (ctx.kernel(FILE, item.variant)?, Launch::linear(rows as u64, 256)?)
         }
     };
     let scale = rmsnorm_row_scale(&x, rows, cols, EPS as f64);

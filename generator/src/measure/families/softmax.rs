@@ -1,4 +1,5 @@
-//! softmax: row softmax of a 32768 × 4096 matrix (512 MiB each way), against cuMemcpyDtoD.
+//! softmax: row softmax of a 32768 × 4096 matrix (512 MiB each way), against cuMemcpyDtoD; and
+//! a width sweep (1024 to 65536 columns, the same 512 MiB) of the one-pass kernels.
 //!
 //! Why memcpy is the baseline: softmax reads and writes the matrix once at best, so a copy of the
 //! same bytes is the speed a perfect kernel would reach.
@@ -8,6 +9,7 @@ use super::super::harness::{check_and_time, Ctx, Fail, Res};
 use super::super::plan::Item;
 use super::super::reference::{rel_error_fn, softmax_at, softmax_row_stats};
 use super::super::results::{FailStage, Timing};
+use super::rows::{row_split, RowSplit};
 use super::{memcpy_baseline, random_input};
 
 const FILE: &str = "softmax.cu";
@@ -104,6 +106,26 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                         ],
                     )
                 },
+                &mut check,
+            )
+        }
+        "softmax_adaptive" => {
+            let (k, cfg, with_rows) = match row_split(rows, cols)? {
+                RowSplit::Warp(cfg) => (ctx.kernel(FILE, "softmax_warp")?, cfg, true),
+                RowSplit::Cluster(cfg) => (ctx.kernel(FILE, "softmax_cluster")?, cfg, false),
+            };
+            // softmax_warp takes (x, y, rows, cols), softmax_cluster (x, y, cols).
+            let mut args = vec![Arg::Buf(&input), Arg::Buf(&out)];
+            if with_rows {
+                args.push(Arg::I32(rows as i32));
+            }
+            args.push(c_arg(cols));
+            check_and_time(
+                gpu,
+                item,
+                tol,
+                &[&out],
+                &mut || gpu.launch(&k, cfg, &args),
                 &mut check,
             )
         }

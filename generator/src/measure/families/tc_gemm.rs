@@ -202,6 +202,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             gpu.set_max_dynamic_smem(&kern, PIPELINE_SMEM)?;
             Launch {
                 smem: PIPELINE_SMEM,
+                cluster: None,
                 ..Launch::linear(tiles(128, 128), 128)?
             }
         }
@@ -209,6 +210,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             gpu.set_max_dynamic_smem(&kern, WGMMA_SMEM)?;
             Launch {
                 smem: WGMMA_SMEM,
+                cluster: None,
                 ..Launch::linear(tiles(128, 256), 384)?
             }
         }

@@ -1,4 +1,5 @@
-//! Kernel launches: argument packing, dynamic shared memory, TMA tensor maps.
+//! Kernel launches: argument packing, thread-block clusters, dynamic shared memory, TMA
+//! tensor maps.
 //!
 //! Why apart: this is the one place with `unsafe` pointer packing for `cuLaunchKernel`; the
 //! families describe a launch with [`Launch`] and [`Arg`] and never touch a pointer.
@@ -33,6 +34,9 @@ impl Gpu {
                 _ => s.as_mut_ptr() as *mut c_void,
             })
             .collect();
+        if let Some(c) = cfg.cluster {
+            return self.launch_cluster(k, cfg, c, &mut ptrs);
+        }
         // SAFETY: the caller passes arguments matching the kernel's signature; buffers are live.
         drv(
             unsafe {
@@ -46,6 +50,55 @@ impl Gpu {
                 )
             },
             &format!("launch of {}", k.name),
+        )
+    }
+
+    /// A launch whose blocks form clusters of `blocks` along x: `cuLaunchKernelEx` with the
+    /// cluster-dimension attribute (plain `cuLaunchKernel` cannot ask for clusters).
+    fn launch_cluster(&self, k: &Kernel, cfg: Launch, blocks: u32, ptrs: &mut [*mut c_void]) -> Result<()> {
+        use sys::*;
+        if blocks == 0 || blocks > 8 || !cfg.grid.0.is_multiple_of(blocks) {
+            bail!(
+                "launch of {}: cluster of {blocks} blocks does not divide a grid of {} (or exceeds 8)",
+                k.name,
+                cfg.grid.0
+            );
+        }
+        // SAFETY: a zeroed launch-attribute value is a valid (empty) union; we set the one member
+        // the attribute id selects.
+        let mut value: CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+        value.clusterDim.x = blocks;
+        value.clusterDim.y = 1;
+        value.clusterDim.z = 1;
+        let mut attr = CUlaunchAttribute {
+            id: CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+            pad: [0; 4],
+            value,
+        };
+        let config = CUlaunchConfig {
+            gridDimX: cfg.grid.0,
+            gridDimY: cfg.grid.1,
+            gridDimZ: cfg.grid.2,
+            blockDimX: cfg.block.0,
+            blockDimY: cfg.block.1,
+            blockDimZ: cfg.block.2,
+            sharedMemBytes: cfg.smem,
+            hStream: self.stream,
+            attrs: &mut attr,
+            numAttrs: 1,
+        };
+        // SAFETY: as for `launch`; `config` and `attr` outlive the call, which copies them.
+        drv(
+            unsafe {
+                cuLaunchKernelEx(
+                    &config,
+                    k.func.cu_function(),
+                    ptrs.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            }
+            .result(),
+            &format!("cluster launch of {}", k.name),
         )
     }
 

@@ -113,12 +113,15 @@ pub struct RowMajorGemm<'a> {
     pub c_type: Dtype,
 }
 
-/// Grid and block shape plus dynamic shared memory.
+/// Grid and block shape plus dynamic shared memory, and optionally a thread-block cluster.
 #[derive(Debug, Clone, Copy)]
 pub struct Launch {
     pub grid: (u32, u32, u32),
     pub block: (u32, u32, u32),
     pub smem: u32,
+    /// Blocks per cluster along x (Hopper): `None` is a plain launch. With `Some(c)` the grid's
+    /// x extent must be a multiple of c, and c at most 8 (the portable cluster size).
+    pub cluster: Option<u32>,
 }
 
 impl Launch {
@@ -128,6 +131,7 @@ impl Launch {
             grid: (blocks, 1, 1),
             block: (threads, 1, 1),
             smem: 0,
+            cluster: None,
         })
     }
     pub fn grid2(gx: u32, gy: u32, bx: u32, by: u32) -> Launch {
@@ -135,6 +139,15 @@ impl Launch {
             grid: (gx, gy, 1),
             block: (bx, by, 1),
             smem: 0,
+            cluster: None,
+        }
+    }
+
+    /// The same launch with its blocks grouped `blocks` at a time into clusters along x.
+    pub fn with_cluster(self, blocks: u32) -> Launch {
+        Launch {
+            cluster: Some(blocks),
+            ..self
         }
     }
 }
