@@ -72,6 +72,9 @@ fn every_family_has_embedded_kernels_for_its_variants() {
         "paged",
         "kv_int8",
         "kv_fp8",
+        // decode_attention_v2.cu: decode_v2_<cache>_g<G>
+        "split_kv_v2",
+        "paged_v2",
         // quant_gemv: qgemv_<format>_t<tile>
         "bf16",
         "int8",
@@ -157,6 +160,10 @@ fn every_family_has_embedded_kernels_for_its_variants() {
         "decode_split_fp8",
     ] {
         assert!(decode.contains(&format!("DECODE_GROUPS({base},")), "{base}");
+    }
+    let v2 = kernel_source("decode_attention_v2.cu").unwrap();
+    for k in ["bf16_g1", "bf16_g4", "paged_g1", "paged_g4"] {
+        assert!(v2.contains(&format!("DECODE_V2(decode_v2_{k},")), "{k}");
     }
     let qg = kernel_source("quant_gemv.cu").unwrap();
     for fmt in ["bf16", "int8", "int4", "fp8"] {

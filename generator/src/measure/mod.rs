@@ -103,7 +103,15 @@ const KERNEL_SOURCES: &[(&str, &str)] = &[
         "decode_attention.cu",
         include_str!("../../../kernels/decode_attention.cu"),
     ),
+    (
+        "decode_attention_v2.cu",
+        include_str!("../../../kernels/decode_attention_v2.cu"),
+    ),
     ("quant_gemv.cu", include_str!("../../../kernels/quant_gemv.cu")),
+    (
+        "quant_gemv_mma.cu",
+        include_str!("../../../kernels/quant_gemv_mma.cu"),
+    ),
     ("ssm_scan.cu", include_str!("../../../kernels/ssm_scan.cu")),
 ];
 

@@ -17,6 +17,9 @@ pub const DECODE_CTX: &[u64] = &[512, 4096, 32768];
 /// Shapes whose K + V cache exceeds this are left out (the sweep stays quick; 1 GiB is still
 /// twenty times an H100's L2).
 pub const DECODE_MAX_KV_BYTES: u64 = 1 << 30;
+/// The largest group of query heads per KV head that the v2 decode kernels serve (the MMA
+/// tile's 8 columns).
+pub const DECODE_V2_MAX_GROUP: u64 = 8;
 
 /// quant_gemv: the 28672 × 8192 weight (Llama 3 70B's fused gate/up projection shape, N × K).
 pub const QGEMV_N: u64 = 28672;
@@ -71,6 +74,14 @@ pub fn items(family: &str) -> Vec<Item> {
                                 ),
                                 V("kv_int8", "split_kv, int8 KV cache (per-token scales)"),
                                 V("kv_fp8", "split_kv, FP8 E4M3 KV cache (per-token scales)"),
+                                V(
+                                    "split_kv_v2",
+                                    "split_kv on tensor cores, K/V straight to MMA registers",
+                                ),
+                                V(
+                                    "paged_v2",
+                                    "split_kv_v2 through the block table (one page per step)",
+                                ),
                             ],
                             &params(&[
                                 ("b", b),
@@ -82,6 +93,15 @@ pub fn items(family: &str) -> Vec<Item> {
                             MEMCPY,
                         ));
                     }
+                }
+            }
+            for i in out.iter_mut().filter(|i| i.variant.ends_with("_v2")) {
+                i.source_file = Some("decode_attention_v2.cu");
+                if DECODE_HQ / i.p("hkv") > DECODE_V2_MAX_GROUP {
+                    i.skip = Some(
+                        "skipped: the v2 kernels hold one 16-row MMA tile of query heads per KV \
+                         head (G ≤ 8); MQA (G = 32) is compute-bound on the split_kv rung",
+                    );
                 }
             }
             out
@@ -112,10 +132,17 @@ pub fn items(family: &str) -> Vec<Item> {
                             "int4 (g = 128), reordered codes, coalesced X, 4 rows per warp",
                         ),
                         V("fp8", "FP8 E4M3 weight, per-channel scale"),
+                        V(
+                            "int4_mma",
+                            "int4 (g = 128) on tensor cores: LOP3 dequant into mma.sync fragments",
+                        ),
                     ],
                     &params(&[("batch", batch), ("n", QGEMV_N), ("k", QGEMV_K)]),
                     ("cublas", "cuBLAS gemm_ex (BF16, FP32 accumulate)"),
                 ));
+            }
+            for i in memcpy.iter_mut().filter(|i| i.variant == "int4_mma") {
+                i.source_file = Some("quant_gemv_mma.cu");
             }
             memcpy
         }
@@ -190,7 +217,7 @@ pub fn work(item: &Item) -> Option<(f64, f64)> {
             }
             let kv = match v {
                 "kv_int8" | "kv_fp8" => 2.0 * (tokens * d + 4.0 * tokens),
-                "paged" => 2.0 * tokens * d * 2.0 + 4.0 * b * ctx / 16.0,
+                "paged" | "paged_v2" => 2.0 * tokens * d * 2.0 + 4.0 * b * ctx / 16.0,
                 _ => 2.0 * tokens * d * 2.0,
             };
             (4.0 * b * hq * ctx * d, kv + 2.0 * 2.0 * b * hq * d)
@@ -203,7 +230,7 @@ pub fn work(item: &Item) -> Option<(f64, f64)> {
             }
             let w = match v {
                 "int8" | "int8_fast" | "fp8" => n * k + 4.0 * n,
-                "int4" | "int4_fast" => n * k / 2.0 + 4.0 * n * k / 128.0,
+                "int4" | "int4_fast" | "int4_mma" => n * k / 2.0 + 4.0 * n * k / 128.0,
                 _ => 2.0 * n * k,
             };
             (2.0 * m * n * k, w + 2.0 * m * k + 4.0 * m * n)

@@ -9,6 +9,7 @@
 //! near 2e-3, hence the 1e-2 tolerance. The quantized rungs also record, in `metrics`,
 //! `kv_err_vs_bf16`: their error against the f64 result on the unquantized BF16 cache, i.e. what
 //! the quantization itself costs. Split rungs record their split count in `metrics.splits`.
+//! The v2 rungs (tensor cores, split_kv_v2 and paged_v2) are launched by decode_attention_v2.
 
 use super::super::gpu::{Arg, DevBuf, Gpu, Launch};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
@@ -185,7 +186,7 @@ fn make_cache(
     }
     let (k, v) = (gpu.alloc(kb.len() * 2)?, gpu.alloc(vb.len() * 2)?);
     let mut table = None;
-    if variant == "paged" {
+    if variant.starts_with("paged") {
         let perm = shuffled(s.b * s.ctx / PAGE, seed ^ 0x9a);
         gpu.upload_u16(&k, &to_pool(kb, s, &perm))?;
         gpu.upload_u16(&v, &to_pool(vb, s, &perm))?;
@@ -254,8 +255,10 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let cache = make_cache(gpu, item.variant, s, (&kb, &kh), (&vb, &vh), seed)?;
     drop((kb, vb));
     let scale_log2 = std::f32::consts::LOG2_E / (D as f32).sqrt();
+    let v2 = item.variant.ends_with("_v2");
     let splits = match item.variant {
         "naive" | "gqa" => 1,
+        _ if v2 => 1, // the v2 runner owns its split count and partials
         _ => choose_splits(s, gpu.sm_count() as usize),
     };
     let (part_acc, part_ml) = (
@@ -263,7 +266,14 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         gpu.alloc_f32(s.b * s.hq * splits * 2)?,
     );
     let null = Arg::U64(0);
+    let mut v2_splits = None;
     let run: Box<dyn Fn() -> anyhow::Result<()>> = match split_kernel(item.variant) {
+        None if v2 => {
+            let kv = (&cache.k, &cache.v, cache.table.as_ref());
+            let (run, sp) = super::decode_attention_v2::runner(ctx, s, item.variant, &q, kv, &o, scale_log2)?;
+            v2_splits = Some(sp);
+            run
+        }
         None => {
             let k = ctx.kernel(FILE, "decode_naive")?;
             let cfg = Launch::linear((s.b * s.hq * 32).div_ceil(128) as u64, 128)?;
@@ -351,7 +361,9 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     if quantized {
         t.metrics.insert("kv_err_vs_bf16".into(), vs_bf16);
     }
-    if split_kernel(item.variant).is_some() {
+    if let Some(sp) = v2_splits {
+        t.metrics.insert("splits".into(), sp as f64);
+    } else if split_kernel(item.variant).is_some() {
         t.metrics.insert("splits".into(), splits as f64);
     }
     Ok(t)

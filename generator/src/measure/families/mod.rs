@@ -4,7 +4,9 @@
 mod attention;
 mod bandwidth;
 mod decode_attention;
+mod decode_attention_v2;
 mod gemv;
+mod qgemv_layout;
 mod quant_gemv;
 mod reduction;
 mod rmsnorm;

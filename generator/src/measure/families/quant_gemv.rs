@@ -14,59 +14,22 @@ use super::super::plan::Item;
 use super::super::quant::{quantize_rows_par, Format};
 use super::super::reference::{mix, random_bf16, rel_error};
 use super::super::results::{FailStage, Timing};
+use super::qgemv_layout::{repack_int4_fast, repack_int4_mma, repack_int8_fast};
 use super::{blocks, memcpy_baseline_bytes};
 
 const FILE: &str = "quant_gemv.cu";
+/// The tensor-core rung (`int4_mma`).
+const FILE_MMA: &str = "quant_gemv_mma.cu";
 const TOL: f64 = 1e-3;
 const SAMPLE_ROWS: usize = 256;
 /// Output rows per warp in quant_gemv.cu (`R`).
 const ROWS_PER_WARP: usize = 2;
 /// Output rows per warp of `int4_fast` (`RF`).
 const ROWS_PER_WARP_FAST: usize = 4;
-
-/// The int8 codes of a `rows × cols` matrix reordered for `int8_fast`: in each 512-byte block
-/// of a row (512 columns), byte `t` of 32-bit word `e` of lane `l`'s 16 bytes holds column
-/// `128·e + 4·l + t` (see quant_gemv.cu).
-pub fn repack_int8_fast(codes: &[u8], rows: usize, cols: usize) -> Vec<u8> {
-    assert!(cols.is_multiple_of(512) && codes.len() == rows * cols);
-    let mut out = vec![0u8; codes.len()];
-    for blk in 0..rows * cols / 512 {
-        let base = blk * 512;
-        for lane in 0..32 {
-            for e in 0..4 {
-                for t in 0..4 {
-                    out[base + 16 * lane + 4 * e + t] = codes[base + 128 * e + 4 * lane + t];
-                }
-            }
-        }
-    }
-    out
-}
-
-/// The int4 codes of a `rows × cols` matrix (two per byte, even column in the low nibble)
-/// reordered for `int4_fast`: in each 512-byte block of a row (1024 columns), nibble `i` of
-/// 32-bit word `e` of lane `l`'s 16 bytes holds column `128·j + 4·l + t`, with `j = 2e + i/4`
-/// and `t = i mod 4`, so that the warp's reads of X are coalesced (see quant_gemv.cu).
-pub fn repack_int4_fast(codes: &[u8], rows: usize, cols: usize) -> Vec<u8> {
-    assert!(cols.is_multiple_of(1024) && codes.len() == rows * cols / 2);
-    let mut out = vec![0u8; codes.len()];
-    for row in 0..rows {
-        for blk in 0..cols / 1024 {
-            let base = row * cols + blk * 1024; // first column of the block, as a flat index
-            for lane in 0..32 {
-                for e in 0..4 {
-                    for i in 0..8 {
-                        let src = base + 128 * (2 * e + i / 4) + 4 * lane + i % 4;
-                        let nib = (codes[src / 2] >> (4 * (src % 2))) & 0xf;
-                        let dst = base / 2 + 16 * lane + 4 * e + i / 2;
-                        out[dst] |= nib << (4 * (i % 2));
-                    }
-                }
-            }
-        }
-    }
-    out
-}
+/// `int4_mma`: rows per block (one 16-row MMA tile, `MMA_TW = 1`) and warps per block
+/// (`MMA_S`, splitting K, so k must be a multiple of 128 · 8).
+const MMA_ROWS_PER_BLOCK: usize = 16;
+const MMA_WARPS: usize = 8;
 
 /// The output rows checked against f64: the first, the last and the rest spread by `seed`.
 pub fn sample_rows(n: usize, seed: u64) -> Vec<usize> {
@@ -116,10 +79,11 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         ));
     }
     let fast = item.variant.ends_with("_fast");
-    if fast && (k % 1024 != 0 || n % ROWS_PER_WARP_FAST != 0) {
+    let mma = item.variant == "int4_mma";
+    if (fast || mma) && (k % 1024 != 0 || n % MMA_ROWS_PER_BLOCK != 0) {
         return Err(Fail::new(
             FailStage::Unsupported,
-            "the _fast variants need k a multiple of 1024 and n of 4",
+            "the _fast and _mma variants need k a multiple of 1024 and n of 16",
         ));
     }
     let seed = ctx.seed(item);
@@ -133,7 +97,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let rows = sample_rows(n, seed);
     let fmt = match item.variant {
         "int8" | "int8_fast" => Some(Format::Int8),
-        "int4" | "int4_fast" => Some(Format::Int4),
+        "int4" | "int4_fast" | "int4_mma" => Some(Format::Int4),
         "fp8" => Some(Format::Fp8),
         _ => None,
     };
@@ -192,6 +156,8 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             let (w, s) = (gpu.alloc(q.codes.len())?, gpu.alloc_f32(q.scales.len())?);
             if item.variant == "int4_fast" {
                 gpu.upload_bytes(&w, &repack_int4_fast(&q.codes, n, k))?;
+            } else if mma {
+                gpu.upload_bytes(&w, &repack_int4_mma(&q.codes, n, k))?;
             } else if item.variant == "int8_fast" {
                 gpu.upload_bytes(&w, &repack_int8_fast(&q.codes, n, k))?;
             } else {
@@ -205,9 +171,18 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let x = gpu.alloc_f32(m * k)?;
     gpu.upload_f32(&x, &xh)?;
     let tile = token_tile(m);
-    let kern = ctx.kernel(FILE, &format!("qgemv_{}_t{tile}", item.variant))?;
-    let warps = (n / if fast { ROWS_PER_WARP_FAST } else { ROWS_PER_WARP }) as u64;
-    let cfg = super::super::gpu::Launch::linear(blocks(warps * 32, 256), 256)?;
+    let kern = ctx.kernel(
+        if mma { FILE_MMA } else { FILE },
+        &format!("qgemv_{}_t{tile}", item.variant),
+    )?;
+    let cfg = if mma {
+        // One block per 16-row tile; its warps split K and meet in shared memory.
+        let b = (n / MMA_ROWS_PER_BLOCK) as u64;
+        super::super::gpu::Launch::linear(b, (MMA_WARPS * 32) as u32)?
+    } else {
+        let warps = (n / if fast { ROWS_PER_WARP_FAST } else { ROWS_PER_WARP }) as u64;
+        super::super::gpu::Launch::linear(blocks(warps * 32, 256), 256)?
+    };
     let mut vs_bf16 = 0.0;
     let mut t = check_and_time(
         gpu,
@@ -260,56 +235,10 @@ mod tests {
         let src = crate::measure::kernel_source("quant_gemv.cu").unwrap();
         assert!(src.contains(&format!("#define R {ROWS_PER_WARP}\n")));
         assert!(src.contains(&format!("#define RF {ROWS_PER_WARP_FAST}\n")));
-    }
-
-    #[test]
-    fn int4_fast_repack_is_the_documented_permutation() {
-        // Column c of each row holds the nibble (c * 7 + row) mod 16.
-        let (rows, cols) = (2, 2048);
-        let val = |r: usize, c: usize| ((c * 7 + r) % 16) as u8;
-        let mut codes = vec![0u8; rows * cols / 2];
-        for r in 0..rows {
-            for c in 0..cols {
-                codes[(r * cols + c) / 2] |= val(r, c) << (4 * (c % 2));
-            }
-        }
-        let out = repack_int4_fast(&codes, rows, cols);
-        for r in 0..rows {
-            for blk in 0..cols / 1024 {
-                for lane in 0..32 {
-                    for e in 0..4 {
-                        let at = (r * cols + blk * 1024) / 2 + 16 * lane + 4 * e;
-                        let word = u32::from_le_bytes(out[at..at + 4].try_into().unwrap());
-                        for i in 0..8 {
-                            let c = blk * 1024 + 128 * (2 * e + i / 4) + 4 * lane + i % 4;
-                            assert_eq!((word >> (4 * i)) & 0xf, val(r, c) as u32);
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn int8_fast_repack_is_the_documented_permutation() {
-        let (rows, cols) = (3, 1024);
-        let codes: Vec<u8> = (0..rows * cols).map(|i| (i * 31 % 251) as u8).collect();
-        let out = repack_int8_fast(&codes, rows, cols);
-        for r in 0..rows {
-            for blk in 0..cols / 512 {
-                for lane in 0..32 {
-                    for e in 0..4 {
-                        for t in 0..4 {
-                            let at = r * cols + blk * 512;
-                            assert_eq!(
-                                out[at + 16 * lane + 4 * e + t],
-                                codes[at + 128 * e + 4 * lane + t]
-                            );
-                        }
-                    }
-                }
-            }
-        }
+        let mma = crate::measure::kernel_source(FILE_MMA).unwrap();
+        assert!(mma.contains(&format!("#define MMA_ROWS {MMA_ROWS_PER_BLOCK}\n")));
+        assert!(mma.contains(&format!("#define MMA_S {MMA_WARPS}\n")));
+        assert!(mma.contains("#define MMA_TW 1\n") && mma.contains("#define MMA_U 1\n"));
     }
 
     #[test]

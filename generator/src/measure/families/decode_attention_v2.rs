@@ -1,0 +1,128 @@
+//! decode_attention's v2 rungs (`split_kv_v2`, `paged_v2`; kernels/decode_attention_v2.cu): how
+//! many splits they use and how they are launched. Inputs, the cache (contiguous or paged) and
+//! the check against the f64 reference are decode_attention's own, so the v2 rungs are verified
+//! exactly like the others.
+
+use super::super::gpu::{Arg, DevBuf, Launch};
+use super::super::harness::{Ctx, Fail, Res};
+use super::super::results::FailStage;
+use super::decode_attention::Shape;
+
+const FILE: &str = "decode_attention_v2.cu";
+/// Warps per CTA (`V2_WARPS`), keys per warp step (`KT`) and the most splits the in-kernel
+/// merge takes (`V2_MAX_SPLITS`).
+const WARPS: usize = 8;
+const STEP: usize = 16;
+const MAX_SPLITS: usize = 64;
+
+/// Splits per sequence: the fewest (a power of two) that put a CTA on (nearly) every SM. One
+/// CTA of 8 warps per SM keeps enough K/V in flight, and a second wave of CTAs costs more than
+/// leaving 1/16 of the SMs idle (4 of an H100's 132 with b · hkv = 8 and 16 splits). Each warp
+/// keeps at least one 16-key step per split.
+pub fn choose_splits_v2(s: Shape, sm_count: usize) -> usize {
+    let mut splits = 1;
+    while s.b * s.hkv * splits * 16 < sm_count * 15
+        && s.ctx / (splits * 2) >= STEP * WARPS
+        && splits * 2 <= MAX_SPLITS
+    {
+        splits *= 2;
+    }
+    splits
+}
+
+/// A launcher of `variant` (split_kv_v2 or paged_v2) for shape `s`: the workspaces (partials and
+/// the per-(sequence, KV head) tickets of the last-CTA merge) live in the closure. Returns it
+/// with the split count.
+#[allow(clippy::type_complexity)]
+pub fn runner<'g: 'a, 'a>(
+    ctx: &mut Ctx<'g>,
+    s: Shape,
+    variant: &str,
+    q: &'a DevBuf,
+    (k, v, table): (&'a DevBuf, &'a DevBuf, Option<&'a DevBuf>),
+    o: &'a DevBuf,
+    scale_log2: f32,
+) -> Res<(Box<dyn Fn() -> anyhow::Result<()> + 'a>, usize)> {
+    let g = s.hq / s.hkv;
+    if g > 8 {
+        return Err(Fail::new(
+            FailStage::Unsupported,
+            "the v2 kernels take at most 8 query heads per KV head",
+        ));
+    }
+    let gpu = ctx.gpu;
+    let splits = choose_splits_v2(s, gpu.sm_count() as usize);
+    let chunk = s.ctx / splits;
+    if !s.ctx.is_multiple_of(splits) || !chunk.is_multiple_of(STEP) {
+        return Err(Fail::new(
+            FailStage::Unsupported,
+            "the v2 kernels need ctx / splits a multiple of 16",
+        ));
+    }
+    let cache = if variant == "paged_v2" { "paged" } else { "bf16" };
+    let kern = ctx.kernel(FILE, &format!("decode_v2_{cache}_g{g}"))?;
+    let rows = s.b * s.hq;
+    let part_acc = gpu.alloc_f32(rows * splits * 128)?;
+    let part_ml = gpu.alloc_f32(rows * splits * 2)?;
+    let tickets = gpu.alloc(s.b * s.hkv * 4)?;
+    gpu.upload_bytes(&tickets, &vec![0u8; s.b * s.hkv * 4])?; // the kernel leaves them zero
+    let cfg = Launch {
+        grid: (splits as u32, s.hkv as u32, s.b as u32),
+        block: ((WARPS * 32) as u32, 1, 1),
+        smem: 0,
+    };
+    let run = move || {
+        gpu.launch(
+            &kern,
+            cfg,
+            &[
+                Arg::Buf(q),
+                Arg::Buf(k),
+                Arg::Buf(v),
+                table.map_or(Arg::U64(0), Arg::Buf),
+                Arg::Buf(o),
+                Arg::Buf(&part_acc),
+                Arg::Buf(&part_ml),
+                Arg::Buf(&tickets),
+                Arg::I32(s.hq as i32),
+                Arg::I32(s.hkv as i32),
+                Arg::I32(s.ctx as i32),
+                Arg::I32(chunk as i32),
+                Arg::F32(scale_log2),
+            ],
+        )
+    };
+    Ok((Box::new(run), splits))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(b: usize, hkv: usize, ctx: usize) -> Shape {
+        Shape { b, hq: 32, hkv, ctx }
+    }
+
+    #[test]
+    fn constants_match_the_kernel() {
+        let src = crate::measure::kernel_source(FILE).unwrap();
+        assert!(src.contains(&format!("#define V2_WARPS {WARPS}\n")));
+        assert!(src.contains(&format!("#define KT {STEP} ")));
+        assert!(src.contains(&format!("#define V2_MAX_SPLITS {MAX_SPLITS}\n")));
+    }
+
+    #[test]
+    fn splits_put_a_cta_on_nearly_every_sm() {
+        assert_eq!(choose_splits_v2(shape(1, 8, 32768), 132), 16);
+        assert_eq!(choose_splits_v2(shape(1, 32, 32768), 132), 4);
+        assert_eq!(choose_splits_v2(shape(8, 8, 32768), 132), 2);
+        assert_eq!(choose_splits_v2(shape(64, 32, 512), 132), 1);
+        // Short contexts keep a full step per warp: 512 keys over 4 splits is 128 per CTA.
+        assert_eq!(choose_splits_v2(shape(1, 8, 512), 132), 4);
+        for (b, hkv, ctx) in [(1, 8, 512), (1, 32, 4096), (8, 8, 4096), (1, 8, 32768)] {
+            let sp = choose_splits_v2(shape(b, hkv, ctx), 132);
+            assert!(sp <= MAX_SPLITS && ctx % sp == 0);
+            assert!((ctx / sp).is_multiple_of(STEP * WARPS));
+        }
+    }
+}

@@ -1,0 +1,293 @@
+// quant_gemv_mma.cu — the int4 weight-only GEMV (Y[m][n] = Σ_k X[m][k] · W[n][k], W as 4-bit
+// codes with one FP32 scale per group of 128 k, as in quant_gemv.cu) on the tensor cores.
+//
+// Why tensor cores at batch 1, where there is almost nothing to multiply: the CUDA-core int4
+// rungs spend four or five instructions per weight (unpack the nibble, make it a float,
+// subtract, multiply-add), so at 0.6 bytes per weight the SMs run out of issue slots before
+// HBM runs out of bytes. Here every instruction serves many weights:
+//   * a 32-bit word of 8 codes becomes four half2 registers in 9 instructions (the LOP3 trick:
+//     (q & 0x000f000f) | 0x64006400 is the half2 (1024 + q_lo, 1024 + q_hi), and one HSUB2 of
+//     1024 + 8 leaves q − 8; the codes one nibble up are taken as 16·q and fixed by one HFMA2);
+//   * those registers are directly the A fragment of mma.m16n8k16 (16 rows × 16 k), because the
+//     host stored the codes in that order (repack_int4_mma in qgemv_layout.rs), so one MMA does
+//     256 weights against 8 tokens of X — at batch 1 seven of the eight columns are wasted,
+//     which costs nothing: the tensor cores are idle anyway;
+//   * the MMA accumulates in FP32, one group (128 k, 8 MMAs) at a time, and the group's sum is
+//     multiplied by its FP32 scale: the products are exact (FP16 codes − 8 times FP16 X), so
+//     the result is as accurate as the FP32 CUDA-core rungs.
+// X (FP32 in memory) is rounded to FP16 for the MMA; its values are BF16, which FP16 holds
+// exactly from 2^−14 to 65504.
+//
+// Keeping HBM busy: a block owns one tile of 16 rows and its 8 warps split K (each warp a
+// contiguous run of groups); the warps' sums meet in shared memory at the end. Each warp streams
+// its codes and scales with cp.async into its own ring of NST one-group stages in shared memory,
+// so several KB per warp are in flight without holding registers, and a lane reads back exactly
+// the 32 bytes of codes it copied (no barrier; only the scales, copied by lanes 0–15, need a
+// __syncwarp). The copies carry an L2 evict-first hint (see evict_first_policy).
+//
+// The stored layout (bytes): the 1 KB block of 16-row tile T and group j at (T · k/128 + j) ·
+// 1024; in it, lane l's 32-bit word for k-step s (16 k) at (s / 4) · 512 + l · 16 + (s mod 4) ·
+// 4, so every copy is a coalesced 512-byte warp transfer. With g = l / 4 and t = l mod 4, nibble
+// i of that word holds row 16T + g + 8·(i mod 2), column 128j + 16s + 4t + 2·((i / 2) mod 2) +
+// i / 4: the k order inside a k-step is renumbered (a sum does not care) so that the four X
+// values of a lane's B fragment are one float4.
+
+#define FULL_MASK 0xffffffffu
+
+// Shape of the tensor-core GEMV: rows per tile (the MMA's M).
+#define MMA_ROWS 16
+
+__device__ __forceinline__ unsigned lop_and_or(unsigned a, unsigned b, unsigned c)
+{
+    unsigned d;  // (a & b) | c
+    asm("lop3.b32 %0, %1, %2, %3, 0xea;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+}
+__device__ __forceinline__ unsigned hsub2(unsigned a, unsigned b)
+{
+    unsigned d;
+    asm("sub.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+    return d;
+}
+__device__ __forceinline__ unsigned hfma2(unsigned a, unsigned b, unsigned c)
+{
+    unsigned d;
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+}
+// half2 with `lo` in the low half.
+__device__ __forceinline__ unsigned pack_half2(float lo, float hi)
+{
+    unsigned d;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+    return d;
+}
+
+// The 8 codes of one word → the A fragment (a0..a3) of one k-step, values q − 8 in FP16.
+__device__ __forceinline__ void dequant_a(unsigned u, unsigned* a)
+{
+    const unsigned magic = 0x64006400u;  // half2 (1024, 1024)
+    const unsigned u2 = u >> 8;
+    a[0] = hsub2(lop_and_or(u, 0x000f000fu, magic), 0x64086408u);   // − (1024 + 8)
+    a[2] = hsub2(lop_and_or(u2, 0x000f000fu, magic), 0x64086408u);
+    // (1024 + 16q) · 1/16 − 72 = q − 8
+    a[1] = hfma2(lop_and_or(u, 0x00f000f0u, magic), 0x2c002c00u, 0xd480d480u);
+    a[3] = hfma2(lop_and_or(u2, 0x00f000f0u, magic), 0x2c002c00u, 0xd480d480u);
+}
+
+__device__ __forceinline__ void mma_f16(float* d, const unsigned* a, unsigned b0, unsigned b1)
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ unsigned word_of(const uint4& v, int i)
+{
+    return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
+// One stage of a warp's ring in shared memory: for each of TW tiles and U groups, the 1 KB of
+// codes (lane l's two 16-byte pieces at l and 32 + l, as in global memory) and the 16 rows'
+// scales (group-major: [u][row]).
+template <int TW, int U>
+struct Ring {
+    uint4 w[TW][U][64];
+    float s[TW][U][MMA_ROWS];
+};
+
+// An L2 policy that marks lines evict-first: each weight byte is read once, so the codes should
+// recycle their own L2 lines instead of pushing out everything else (in the benchmark that is
+// the dirty flush buffer, whose write-back would otherwise share HBM with the weight stream).
+__device__ __forceinline__ unsigned long long evict_first_policy()
+{
+    unsigned long long p;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, unsigned long long policy)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
+                 "l"(policy));
+}
+__device__ __forceinline__ void cp_async4(void* dst, const void* src)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(d), "l"(src));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;" ::"n"(N));
+}
+
+// Start copying the codes and scales of groups j … j + U − 1 into a ring slot. Each lane copies
+// the 32 bytes of codes per group that it will read itself; lanes 0–15 copy the scales.
+template <int TW, int U>
+__device__ __forceinline__ void issue_stage(const uint4* __restrict__ W,
+                                           const float* __restrict__ scales, int tile0, int groups,
+                                           int j, int lane, unsigned long long policy,
+                                           Ring<TW, U>& slot)
+{
+#pragma unroll
+    for (int tw = 0; tw < TW; ++tw) {
+        const uint4* blk = W + ((size_t)(tile0 + tw) * groups + j) * 64 + lane;
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            cp_async16(&slot.w[tw][u][lane], blk + 64 * u, policy);
+            cp_async16(&slot.w[tw][u][lane + 32], blk + 64 * u + 32, policy);
+        }
+        if (lane < MMA_ROWS) {
+            const float* sr = scales + ((size_t)(tile0 + tw) * MMA_ROWS + lane) * groups + j;
+#pragma unroll
+            for (int u = 0; u < U; ++u) cp_async4(&slot.s[tw][u][lane], sr + u);
+        }
+    }
+}
+
+// NB n-blocks of 8 tokens per MMA column set; TOK tokens are real per pass (1, 4 or 8·NB: the
+// lanes of token columns ≥ TOK load the last real token and their sums are dropped).
+template <int NB, int TW, int U>
+__device__ __forceinline__ void compute_stage(const Ring<TW, U>& st, const float* const* xr, int j,
+                                              int lane, float (*acc)[NB][4])
+{
+    const int g = lane >> 2;
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        float c[TW][NB][4];
+#pragma unroll
+        for (int tw = 0; tw < TW; ++tw)
+#pragma unroll
+            for (int nb = 0; nb < NB; ++nb)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) c[tw][nb][e] = 0.0f;
+#pragma unroll
+        for (int s = 0; s < 8; ++s) {
+            unsigned b[NB][2];
+#pragma unroll
+            for (int nb = 0; nb < NB; ++nb) {
+                const float4 x =
+                    __ldg(reinterpret_cast<const float4*>(xr[nb] + 128 * (j + u) + 16 * s));
+                b[nb][0] = pack_half2(x.x, x.y);
+                b[nb][1] = pack_half2(x.z, x.w);
+            }
+#pragma unroll
+            for (int tw = 0; tw < TW; ++tw) {
+                unsigned a[4];
+                dequant_a(word_of(st.w[tw][u][lane + 32 * (s / 4)], s % 4), a);
+#pragma unroll
+                for (int nb = 0; nb < NB; ++nb) mma_f16(c[tw][nb], a, b[nb][0], b[nb][1]);
+            }
+        }
+#pragma unroll
+        for (int tw = 0; tw < TW; ++tw)
+#pragma unroll
+            for (int nb = 0; nb < NB; ++nb) {
+                const float s0 = st.s[tw][u][g], s1 = st.s[tw][u][g + 8];
+                acc[tw][nb][0] += s0 * c[tw][nb][0];
+                acc[tw][nb][1] += s0 * c[tw][nb][1];
+                acc[tw][nb][2] += s1 * c[tw][nb][2];
+                acc[tw][nb][3] += s1 * c[tw][nb][3];
+            }
+    }
+}
+
+template <int NB, int TOK, int S, int TW, int U, int NST>
+__device__ __forceinline__ void int4_mma(const uint4* __restrict__ W,
+                                         const float* __restrict__ scales,
+                                         const float* __restrict__ X, float* __restrict__ Y,
+                                         int M, int n, int k)
+{
+    constexpr int COLS = 8 * NB;
+    __shared__ Ring<TW, U> ring[S][NST];
+    __shared__ float red[S][TW * MMA_ROWS][COLS];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+    const int groups = k / 128, per = groups / S, j0 = warp * per, stages = per / U;
+    const int tile0 = blockIdx.x * TW;
+    Ring<TW, U>* my = ring[warp];
+    const unsigned long long policy = evict_first_policy();
+#pragma unroll 1
+    for (int m0 = 0; m0 < M; m0 += TOK) {
+        const float* xr[NB];
+#pragma unroll
+        for (int nb = 0; nb < NB; ++nb) {
+            const int tok = 8 * nb + g < TOK ? 8 * nb + g : TOK - 1;
+            xr[nb] = X + (size_t)(m0 + tok) * k + 4 * t;
+        }
+        float acc[TW][NB][4];
+#pragma unroll
+        for (int tw = 0; tw < TW; ++tw)
+#pragma unroll
+            for (int nb = 0; nb < NB; ++nb)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc[tw][nb][e] = 0.0f;
+        // NST stages in flight per warp; a group is committed per stage even when empty, so
+        // that wait_group<NST − 1> always means "stage i has landed".
+#pragma unroll
+        for (int i = 0; i < NST; ++i) {
+            if (i < stages)
+                issue_stage<TW, U>(W, scales, tile0, groups, j0 + i * U, lane, policy, my[i]);
+            cp_async_commit();
+        }
+#pragma unroll 1
+        for (int i = 0; i < stages; ++i) {
+            cp_async_wait<NST - 1>();
+            __syncwarp();  // the scales were copied by other lanes
+            const int slot = i % NST;
+            compute_stage<NB, TW, U>(my[slot], xr, j0 + i * U, lane, acc);
+            __syncwarp();  // every lane is done with the slot before it is refilled
+            if (i + NST < stages)
+                issue_stage<TW, U>(W, scales, tile0, groups, j0 + (i + NST) * U, lane, policy,
+                                   my[slot]);
+            cp_async_commit();
+        }
+        // The S warps' sums of each (row, token) meet in shared memory.
+#pragma unroll
+        for (int tw = 0; tw < TW; ++tw)
+#pragma unroll
+            for (int nb = 0; nb < NB; ++nb) {
+                float* r = &red[warp][tw * MMA_ROWS + g][8 * nb + 2 * t];
+                r[0] = acc[tw][nb][0];
+                r[1] = acc[tw][nb][1];
+                r[8 * COLS] = acc[tw][nb][2];
+                r[8 * COLS + 1] = acc[tw][nb][3];
+            }
+        __syncthreads();
+        for (int i = threadIdx.x; i < TW * MMA_ROWS * TOK; i += S * 32) {
+            const int row = i / TOK, tok = i % TOK;
+            float v = 0.0f;
+#pragma unroll
+            for (int w = 0; w < S; ++w) v += red[w][row][tok];
+            Y[(size_t)(m0 + tok) * n + (size_t)tile0 * MMA_ROWS + row] = v;
+        }
+        __syncthreads();
+    }
+}
+
+// Warps per block (splitting K), 16-row tiles per block, groups per ring stage, stages per
+// ring, and the blocks per SM the register allocation must allow. (Guarded so that a
+// standalone harness can compile other shapes of the same kernel; the generator uses these.)
+#ifndef MMA_S
+#define MMA_S 8
+#define MMA_TW 1
+#define MMA_U 1
+#define MMA_NST 4
+#define MMA_MIN_BLOCKS 2
+#endif
+
+// Entry points qgemv_int4_mma_t<MT>: (W codes in the layout above, scales [n][k/128], X [M][k]
+// FP32, Y [M][n] FP32, M, n, k) with M a multiple of MT, n of 16·MMA_TW and k of
+// 128·MMA_S·MMA_U; launch n / (16·MMA_TW) blocks of 32·MMA_S threads.
+#define QGEMV_MMA(MT, NB)                                                                   \
+    extern "C" __global__ void __launch_bounds__(32 * MMA_S, MMA_MIN_BLOCKS)                \
+        qgemv_int4_mma_t##MT(const uint4* W, const float* scales, const float* X, float* Y, \
+                             int M, int n, int k)                                           \
+    {                                                                                       \
+        int4_mma<NB, MT, MMA_S, MMA_TW, MMA_U, MMA_NST>(W, scales, X, Y, M, n, k);          \
+    }
+QGEMV_MMA(1, 1)
+QGEMV_MMA(4, 1)
+QGEMV_MMA(16, 2)
