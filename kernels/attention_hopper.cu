@@ -14,7 +14,8 @@
 //   - Warp specialization: warpgroup 0 is the producer (one thread issues every copy, the
 //     group gives its registers back with setmaxnreg); warpgroups 1 and 2 are consumers with
 //     64 query rows each, so while one runs its softmax the other keeps the tensor cores busy.
-// flash_wgmma_pipe adds FlashAttention-3's intra-warpgroup pipelining (see flash_wgmma_impl).
+// flash_wgmma_pipe and flash_wgmma_pingpong add FlashAttention-3's intra-warpgroup pipelining
+// and its ping-pong schedule of the two consumer groups (see flash_wgmma_impl).
 //
 // Launch: 384 threads, grid (N / 128, B·H), dynamic shared memory fw_smem_bytes(d) (below),
 // Q, K and V as TMA tensor maps of the [B·H·N] × d matrix with 128 × 64 boxes and 128-byte
@@ -126,6 +127,10 @@ __device__ __forceinline__ void wgmma_commit_wait0()
     asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 }
+// Eight accumulator registers as read-write asm operands.
+#define FW_F8(i)                                                                                   \
+    "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]),   \
+        "+f"(d[i + 6]), "+f"(d[i + 7])
 // D (64 × 128, FP32, 64 registers a thread) = A·Bᵀ + (scale_d ? D : 0); A (64 × 16) and B
 // (128 × 16) both K-major in shared memory, given by descriptors.
 __device__ __forceinline__ void wgmma_ss_n128(float* d, unsigned long long da, unsigned long long db,
@@ -137,14 +142,8 @@ __device__ __forceinline__ void wgmma_ss_n128(float* d, unsigned long long da, u
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
         "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
         :
-          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        FW_F8(0), FW_F8(8), FW_F8(16), FW_F8(24),
+        FW_F8(32), FW_F8(40), FW_F8(48), FW_F8(56)
         : "l"(da), "l"(db), "r"(scale_d));
 }
 // D (64 × 128, FP32) = A·B + (scale_d ? D : 0); A (64 × 16 BF16) from registers in the mma.sync
@@ -158,14 +157,8 @@ __device__ __forceinline__ void wgmma_rs_n128(float* d, const unsigned* a, unsig
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
         "}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
         :
-          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        FW_F8(0), FW_F8(8), FW_F8(16), FW_F8(24),
+        FW_F8(32), FW_F8(40), FW_F8(48), FW_F8(56)
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
 }
 // D (64 × 64, FP32) = A·B + (scale_d ? D : 0); A (64 × 16 BF16) from registers in the mma.sync
@@ -179,10 +172,7 @@ __device__ __forceinline__ void wgmma_rs_n64(float* d, const unsigned* a, unsign
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
         "}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
         :
-          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        FW_F8(0), FW_F8(8), FW_F8(16), FW_F8(24)
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
 }
 
@@ -218,8 +208,9 @@ __device__ __forceinline__ void issue_pv(float* o, const unsigned (*pf)[4], unsi
 struct RowState {
     float m0, m1, l0, l1;  // running max (log2 units) and sum of rows r0 = row0 and r1 = row0 + 8
 };
-// Online softmax of one tile in place: scale to log2 units, mask (causal), new row max,
-// s ← exp2(s − max), row sums into l. Returns the factors that rescale the old O rows.
+// Online softmax of one tile in place: mask (causal), row max of the raw scores, then
+// s ← exp2(s·scale − max) as one FFMA and one ex2 per score (max kept in log2 units), row sums
+// into l. Returns the factors that rescale the old O rows.
 __device__ __forceinline__ float2 softmax_tile(float* s, RowState& r, int j0, int row0,
                                                bool mask, float scale_log2)
 {
@@ -229,7 +220,7 @@ __device__ __forceinline__ float2 softmax_tile(float* s, RowState& r, int j0, in
     for (int j = 0; j < FW_BC / 8; ++j) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-            float v = s[4 * j + e] * scale_log2;
+            float v = s[4 * j + e];
             if (mask && j0 + j * 8 + 2 * (lane % 4) + (e & 1) > row0 + (e < 2 ? 0 : 8)) v = NEG_INF;
             s[4 * j + e] = v;
         }
@@ -241,17 +232,18 @@ __device__ __forceinline__ float2 softmax_tile(float* s, RowState& r, int j0, in
     mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
     mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
     mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-    float mn0 = fmaxf(r.m0, mx0), mn1 = fmaxf(r.m1, mx1);  // finite: key q0 is never masked
+    // Finite: key q0 is never masked. (scale_log2 > 0, so scaling commutes with the max.)
+    float mn0 = fmaxf(r.m0, mx0 * scale_log2), mn1 = fmaxf(r.m1, mx1 * scale_log2);
     float2 alpha = make_float2(fast_exp2(r.m0 - mn0), fast_exp2(r.m1 - mn1));
     r.m0 = mn0;
     r.m1 = mn1;
     float sum0 = 0.0f, sum1 = 0.0f;
 #pragma unroll
     for (int j = 0; j < FW_BC / 8; ++j) {
-        s[4 * j] = fast_exp2(s[4 * j] - mn0);
-        s[4 * j + 1] = fast_exp2(s[4 * j + 1] - mn0);
-        s[4 * j + 2] = fast_exp2(s[4 * j + 2] - mn1);
-        s[4 * j + 3] = fast_exp2(s[4 * j + 3] - mn1);
+        s[4 * j] = fast_exp2(fmaf(s[4 * j], scale_log2, -mn0));
+        s[4 * j + 1] = fast_exp2(fmaf(s[4 * j + 1], scale_log2, -mn0));
+        s[4 * j + 2] = fast_exp2(fmaf(s[4 * j + 2], scale_log2, -mn1));
+        s[4 * j + 3] = fast_exp2(fmaf(s[4 * j + 3], scale_log2, -mn1));
         sum0 += s[4 * j] + s[4 * j + 1];
         sum1 += s[4 * j + 2] + s[4 * j + 3];
     }
@@ -281,13 +273,16 @@ template <int D> __device__ __forceinline__ void rescale_o(float* o, float2 a)
 }
 
 // ---- the kernel: producer warpgroup + two consumer warpgroups ------------------------------
-// PIPE = false (flash_wgmma): per tile, S = Q·Kᵀ, wait, softmax, O += P·V, wait. The tensor
-//   cores idle during a group's softmax unless the other group happens to be multiplying.
-// PIPE = true (flash_wgmma_pipe), FlashAttention-3's intra-warpgroup pipelining: the group
-//   issues S_{j+1} = Q·K_{j+1}ᵀ and O += P_j·V_j back to back, then runs the softmax of S_{j+1}
-//   while O += P_j·V_j is still on the tensor cores; O is rescaled and P_{j+1} packed only after
-//   that product retires. Costs a second live accumulator tile (S beside P and O).
-template <int D, bool PIPE>
+// MODE 0 (flash_wgmma): per tile, S = Q·Kᵀ, wait, softmax, O += P·V, wait. The tensor cores
+//   idle during a group's softmax unless the other group happens to be multiplying.
+// MODE 1 (flash_wgmma_pipe), FlashAttention-3's intra-warpgroup pipelining: the group issues
+//   S_{j+1} = Q·K_{j+1}ᵀ and O += P_j·V_j back to back, then runs the softmax of S_{j+1} while
+//   O += P_j·V_j is still on the tensor cores; O is rescaled and P_{j+1} packed only after that
+//   product retires. Costs a second live accumulator tile (S beside P and O).
+// MODE 2 (flash_wgmma_pingpong): MODE 1 plus FlashAttention-3's ping-pong schedule: the two
+//   consumer groups take turns issuing their products (named barriers 8 and 9), so one group's
+//   softmax runs while the other's products occupy the tensor cores.
+template <int D, int MODE>
 __device__ __forceinline__ void flash_wgmma_impl(const TmaDesc* tmQ, const TmaDesc* tmK,
                                                  const TmaDesc* tmV, bf16_t* __restrict__ O,
                                                  int n, float scale_log2, int causal)
@@ -354,7 +349,7 @@ __device__ __forceinline__ void flash_wgmma_impl(const TmaDesc* tmQ, const TmaDe
         if (lane == 0) mbar_arrive(bar);
     };
     mbar_wait(qfull, 0);
-    if constexpr (!PIPE) {
+    if constexpr (MODE == 0) {
         for (int jt = 0; jt < ntiles; ++jt) {
             int st = jt % ST;
             unsigned ph = (jt / ST) & 1;
@@ -377,11 +372,24 @@ __device__ __forceinline__ void flash_wgmma_impl(const TmaDesc* tmQ, const TmaDe
             release(vempty + 8 * st);
         }
     } else {
+        // Ping-pong turns: group c waits on barrier 8 + c, then frees the other's. Group 1 lets
+        // group 0 go first and skips its very last hand-over, so every barrier phase completes.
+        constexpr bool PP = MODE == 2;
+        auto turn_begin = [&]() {
+            if (PP) asm volatile("bar.sync %0, 256;" ::"r"(8 + c) : "memory");
+        };
+        auto turn_end = [&](bool last) {
+            if (PP && !(last && c == 1)) asm volatile("bar.arrive %0, 256;" ::"r"(9 - c) : "memory");
+        };
+        if (PP && c == 1) asm volatile("bar.arrive 8, 256;" ::: "memory");
         // Tile 0: S and its softmax alone.
         mbar_wait(kfull, 0);
+        turn_begin();
         wgmma_fence();
         issue_qk<D>(s, q, sK);
-        wgmma_commit_wait0();
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        turn_end(false);
+        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
         fence_regs<BC / 2>(s);
         release(kempty);
         softmax_tile(s, r, 0, row0, masked(0), scale_log2);
@@ -389,6 +397,7 @@ __device__ __forceinline__ void flash_wgmma_impl(const TmaDesc* tmQ, const TmaDe
         for (int jt = 1; jt < ntiles; ++jt) {
             int st = jt % ST, sp = (jt - 1) % ST;
             mbar_wait(kfull + 8 * st, (jt / ST) & 1);
+            turn_begin();
             fence_regs<BC / 2>(s);
             fence_regs<D / 2>(o);
             wgmma_fence();
@@ -397,6 +406,7 @@ __device__ __forceinline__ void flash_wgmma_impl(const TmaDesc* tmQ, const TmaDe
             mbar_wait(vfull + 8 * sp, ((jt - 1) / ST) & 1);
             issue_pv<D>(o, pf, sV + sp * TILE, jt > 1);
             asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+            turn_end(false);
             asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");  // S_jt is done
             fence_regs<BC / 2>(s);
             release(kempty + 8 * st);
@@ -409,10 +419,13 @@ __device__ __forceinline__ void flash_wgmma_impl(const TmaDesc* tmQ, const TmaDe
         }
         int last = ntiles - 1, st = last % ST;
         mbar_wait(vfull + 8 * st, (last / ST) & 1);
+        turn_begin();
         fence_regs<D / 2>(o);
         wgmma_fence();
         issue_pv<D>(o, pf, sV + st * TILE, last > 0);
-        wgmma_commit_wait0();
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        turn_end(true);
+        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
         fence_regs<D / 2>(o);
         release(vempty + 8 * st);
     }
@@ -435,18 +448,20 @@ __device__ __forceinline__ void flash_wgmma_impl(const TmaDesc* tmQ, const TmaDe
 // Built without sm_90a the kernels write nothing: O keeps its NaN poison and verification
 // fails, so the figure shows the rung as failed instead of a wrong number.
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define FW_BODY(D, PIPE) flash_wgmma_impl<D, PIPE>(&tmQ, &tmK, &tmV, O, n, scale_log2, causal)
+#define FW_BODY(D, MODE) flash_wgmma_impl<D, MODE>(&tmQ, &tmK, &tmV, O, n, scale_log2, causal)
 #else
-#define FW_BODY(D, PIPE)
+#define FW_BODY(D, MODE)
 #endif
-#define FW_KERNEL(NAME, D, PIPE)                                                                \
+#define FW_KERNEL(NAME, D, MODE)                                                                \
     extern "C" __global__ void __launch_bounds__(384, 1)                                        \
         NAME(const __grid_constant__ TmaDesc tmQ, const __grid_constant__ TmaDesc tmK,          \
              const __grid_constant__ TmaDesc tmV, bf16_t* O, int n, float scale_log2, int causal) \
     {                                                                                           \
-        FW_BODY(D, PIPE);                                                                       \
+        FW_BODY(D, MODE);                                                                       \
     }
-FW_KERNEL(flash_wgmma_d64, 64, false)
-FW_KERNEL(flash_wgmma_d128, 128, false)
-FW_KERNEL(flash_wgmma_pipe_d64, 64, true)
-FW_KERNEL(flash_wgmma_pipe_d128, 128, true)
+FW_KERNEL(flash_wgmma_d64, 64, 0)
+FW_KERNEL(flash_wgmma_d128, 128, 0)
+FW_KERNEL(flash_wgmma_pipe_d64, 64, 1)
+FW_KERNEL(flash_wgmma_pipe_d128, 128, 1)
+FW_KERNEL(flash_wgmma_pingpong_d64, 64, 2)
+FW_KERNEL(flash_wgmma_pingpong_d128, 128, 2)

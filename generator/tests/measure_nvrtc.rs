@@ -65,6 +65,7 @@ fn every_family_has_embedded_kernels_for_its_variants() {
         "flash_tc",
         "flash_wgmma",
         "flash_wgmma_pipe",
+        "flash_wgmma_pingpong",
         // decode_attention: decode_naive, or decode_split_<format>_g<G> (+ decode_combine)
         "gqa",
         "split_kv",
@@ -138,6 +139,8 @@ fn every_family_has_embedded_kernels_for_its_variants() {
         "flash_wgmma_d128",
         "flash_wgmma_pipe_d64",
         "flash_wgmma_pipe_d128",
+        "flash_wgmma_pingpong_d64",
+        "flash_wgmma_pingpong_d128",
     ] {
         assert!(
             kernel_source("attention_hopper.cu")

@@ -282,6 +282,10 @@ pub fn items(family: &str) -> Vec<Item> {
                                     "flash_wgmma_pipe",
                                     "+ softmax overlapped with the next Q·Kᵀ (FlashAttention-3)",
                                 ),
+                                V(
+                                    "flash_wgmma_pingpong",
+                                    "+ ping-pong: the 2 warpgroups take turns on the tensor cores",
+                                ),
                             ],
                             &params(&[
                                 ("b", ATTN_BATCH),
@@ -311,8 +315,14 @@ pub fn items(family: &str) -> Vec<Item> {
                     }
                 }
             }
-            let out = run_last(run_last(out, "flash_tc"), "flash_wgmma");
-            run_last(out, "flash_wgmma_pipe")
+            [
+                "flash_tc",
+                "flash_wgmma",
+                "flash_wgmma_pipe",
+                "flash_wgmma_pingpong",
+            ]
+            .iter()
+            .fold(out, |out, v| run_last(out, v))
         }
         "tp_gemm" | "decode_attention" | "quant_gemv" | "ssm_scan" => super::plan_infer::items(family),
         _ => Vec::new(),

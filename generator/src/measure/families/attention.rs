@@ -20,7 +20,7 @@ use super::super::reference::{attention_rows_rel, bf16_to_f32, random_bf16, rel_
 use super::super::results::{FailStage, Timing};
 
 const FILE: &str = "attention.cu";
-/// flash_wgmma(_pipe) lives apart: it is compiled for sm_90a (wgmma, setmaxnreg).
+/// The flash_wgmma rungs live apart: that file is compiled for sm_90a (wgmma, setmaxnreg).
 const HOPPER_FILE: &str = "attention_hopper.cu";
 const TOL: f64 = 1e-2;
 const GIB: f64 = (1u64 << 30) as f64;
@@ -193,7 +193,7 @@ impl Runner {
                     rows_per_block,
                 }
             }
-            "flash_wgmma" | "flash_wgmma_pipe" => {
+            "flash_wgmma" | "flash_wgmma_pipe" | "flash_wgmma_pingpong" => {
                 let kernel = ctx.kernel(HOPPER_FILE, &format!("{variant}_d{}", s.d))?;
                 let smem = flash_smem(variant, s.d);
                 gpu.set_max_dynamic_smem(&kernel, smem)?;
