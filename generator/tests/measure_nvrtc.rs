@@ -66,6 +66,9 @@ fn every_family_has_embedded_kernels_for_its_variants() {
         "naive",
         "flash_simt",
         "flash_tc",
+        "flash_wgmma",
+        "flash_wgmma_pipe",
+        "flash_wgmma_pingpong",
         // decode_attention: decode_naive, or decode_split_<format>_g<G> (+ decode_combine)
         "gqa",
         "split_kv",
@@ -148,6 +151,21 @@ fn every_family_has_embedded_kernels_for_its_variants() {
             "attention.cu defines {k}"
         );
     }
+    for k in [
+        "flash_wgmma_d64",
+        "flash_wgmma_d128",
+        "flash_wgmma_pipe_d64",
+        "flash_wgmma_pipe_d128",
+        "flash_wgmma_pingpong_d64",
+        "flash_wgmma_pingpong_d128",
+    ] {
+        assert!(
+            kernel_source("attention_hopper.cu")
+                .unwrap()
+                .contains(&format!("FW_KERNEL({k},")),
+            "attention_hopper.cu defines {k}"
+        );
+    }
     assert!(kernel_source("rmsnorm.cu")
         .unwrap()
         .contains("void rmsnorm_bwd_dw_reduce("));
@@ -194,15 +212,18 @@ fn kernels_compile_with_nvrtc_when_available() {
     assert!(err.contains("broken.cu:3: error"), "{err}");
 }
 
-/// The WGMMA rung needs the architecture-specific target; under the portable one its body is
-/// compiled out (and the harness records it as unsupported off Hopper). Both must compile.
+/// The WGMMA rungs (tc_gemm's and attention's) need the architecture-specific target; under the
+/// portable one their bodies are compiled out (and verification fails off Hopper). Both must
+/// compile.
 #[test]
-fn tensor_core_gemm_compiles_for_sm_90a_too() {
+fn wgmma_kernels_compile_for_sm_90a_too() {
     use hdlc::measure::{kernel_source, nvrtc_check};
-    let src = kernel_source("tc_gemm.cu").unwrap();
-    assert!(src.contains("wgmma.mma_async") && src.contains("__CUDA_ARCH_FEAT_SM90_ALL"));
-    match nvrtc_check("tc_gemm.cu", src, "sm_90a") {
-        None => eprintln!("NVRTC not installed: skipping the sm_90a compile check"),
-        Some(r) => assert!(r.is_ok(), "tc_gemm.cu for sm_90a: {}", r.unwrap_err()),
+    for file in ["tc_gemm.cu", "attention_hopper.cu"] {
+        let src = kernel_source(file).unwrap();
+        assert!(src.contains("wgmma.mma_async") && src.contains("__CUDA_ARCH_FEAT_SM90_ALL"));
+        match nvrtc_check(file, src, "sm_90a") {
+            None => eprintln!("NVRTC not installed: skipping the sm_90a compile check"),
+            Some(r) => assert!(r.is_ok(), "{file} for sm_90a: {}", r.unwrap_err()),
+        }
     }
 }

@@ -237,7 +237,15 @@ fn tensor_core_and_attention_plans() {
     assert!(uses_cublas(cub) && cub.variant == "cublas" && cub.source_file.is_none());
 
     let at = items("attention");
-    assert_eq!(at.len(), ATTN_HEAD_DIMS.len() * 2 * ATTN_SEQS.len() * 4);
+    assert_eq!(at.len(), ATTN_HEAD_DIMS.len() * 2 * ATTN_SEQS.len() * 7);
+    for v in ["flash_wgmma", "flash_wgmma_pipe", "flash_wgmma_pingpong"] {
+        let hop: Vec<_> = at.iter().filter(|i| i.variant == v).collect();
+        assert_eq!(hop.len(), ATTN_HEAD_DIMS.len() * 2 * ATTN_SEQS.len());
+        assert!(
+            hop.iter().all(|i| i.source_file == Some("attention_hopper.cu")),
+            "{v}"
+        );
+    }
     let flash = at
         .iter()
         .find(|i| i.variant == "flash_tc" && i.p("n") == 4096 && i.p("d") == 128 && i.p("causal") == 0)

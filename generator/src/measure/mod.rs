@@ -100,6 +100,10 @@ const KERNEL_SOURCES: &[(&str, &str)] = &[
     ("tc_gemm.cu", include_str!("../../../kernels/tc_gemm.cu")),
     ("attention.cu", include_str!("../../../kernels/attention.cu")),
     (
+        "attention_hopper.cu",
+        include_str!("../../../kernels/attention_hopper.cu"),
+    ),
+    (
         "decode_attention.cu",
         include_str!("../../../kernels/decode_attention.cu"),
     ),

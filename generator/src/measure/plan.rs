@@ -296,6 +296,18 @@ pub fn items(family: &str) -> Vec<Item> {
                                 V("naive", "naive: S in FP32, softmax, P·V (SIMT)"),
                                 V("flash_simt", "FlashAttention tiling, CUDA cores"),
                                 V("flash_tc", "FlashAttention-2, tensor cores (mma.sync)"),
+                                V(
+                                    "flash_wgmma",
+                                    "WGMMA + TMA, producer and 2 consumer warpgroups (Hopper)",
+                                ),
+                                V(
+                                    "flash_wgmma_pipe",
+                                    "+ softmax overlapped with the next Q·Kᵀ (FlashAttention-3)",
+                                ),
+                                V(
+                                    "flash_wgmma_pingpong",
+                                    "+ ping-pong: the 2 warpgroups take turns on the tensor cores",
+                                ),
                             ],
                             &params(&[
                                 ("b", ATTN_BATCH),
@@ -306,9 +318,14 @@ pub fn items(family: &str) -> Vec<Item> {
                             ]),
                             ("standard", "standard: cuBLAS Q·Kᵀ, softmax, cuBLAS P·V"),
                         );
-                        // The baseline's softmax kernel lives in attention.cu too.
-                        if let Some(std) = items.last_mut() {
-                            std.source_file = Some("attention.cu");
+                        // The baseline's softmax kernel lives in attention.cu too; the Hopper
+                        // rung has a file of its own (compiled for sm_90a).
+                        for it in items.iter_mut() {
+                            if it.baseline {
+                                it.source_file = Some("attention.cu");
+                            } else if it.variant.starts_with("flash_wgmma") {
+                                it.source_file = Some("attention_hopper.cu");
+                            }
                         }
                         // The slowest rungs stop where they stop teaching: their shape is
                         // clear by N = 4096 (naive) and 8192 (flash_simt), and each larger
@@ -332,7 +349,14 @@ pub fn items(family: &str) -> Vec<Item> {
                     }
                 }
             }
-            run_last(out, "flash_tc")
+            [
+                "flash_tc",
+                "flash_wgmma",
+                "flash_wgmma_pipe",
+                "flash_wgmma_pingpong",
+            ]
+            .iter()
+            .fold(out, |out, v| run_last(out, v))
         }
         "tp_gemm" | "decode_attention" | "quant_gemv" | "ssm_scan" => super::plan_infer::items(family),
         _ => Vec::new(),

@@ -13,13 +13,15 @@
 //! variant whose workspace does not fit in free device memory is recorded as not measured, with
 //! the size it would have needed; each record carries its workspace in `workspace_bytes`.
 
-use super::super::gpu::{Arg, DevBuf, Dtype, Gpu, Kernel, Launch, RowMajorGemm};
+use super::super::gpu::{Arg, DevBuf, Dtype, Gpu, Kernel, Launch, RowMajorGemm, TensorMap};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
 use super::super::plan::Item;
 use super::super::reference::{attention_rows_rel, bf16_to_f32, random_bf16, rel_error_f32, sample_rows};
 use super::super::results::{FailStage, Timing};
 
 const FILE: &str = "attention.cu";
+/// The flash_wgmma rungs live apart: that file is compiled for sm_90a (wgmma, setmaxnreg).
+const HOPPER_FILE: &str = "attention_hopper.cu";
 const TOL: f64 = 1e-2;
 const GIB: f64 = (1u64 << 30) as f64;
 /// Memory left free beside a workspace (cuBLAS workspace, the L2 flush buffer, fragmentation).
@@ -90,7 +92,11 @@ fn workspace_bytes(variant: &str, s: Shape) -> usize {
 }
 
 fn flash_smem(variant: &str, d: usize) -> u32 {
-    if variant == "flash_tc" {
+    if variant.starts_with("flash_wgmma") {
+        // Q and two stages of K and V, 128 × d each, + 1 KiB to align the swizzled tiles to
+        // 1024 bytes + the mbarriers.
+        (5 * 128 * d * 2 + 1024 + 256) as u32
+    } else if variant == "flash_tc" {
         (128 * d + 4 * 64 * d) as u32 * 2
     } else {
         ((32 * (d + 1) * 2 + 32 * d + 32 * 33) * 4) as u32
@@ -116,11 +122,18 @@ enum Runner {
         threads: u32,
         rows_per_block: usize,
     },
+    /// Q, K and V reach the kernel as TMA tensor maps of the [B·H·N] × d matrices, made once
+    /// for the inputs this runner was built with.
+    Wgmma {
+        kernel: Kernel,
+        smem: u32,
+        maps: Box<[TensorMap; 3]>,
+    },
 }
 
 impl Runner {
     /// Compile and allocate; a workspace that does not fit is `Unsupported`, with its size.
-    fn new(ctx: &mut Ctx, variant: &str, s: Shape) -> Res<Runner> {
+    fn new(ctx: &mut Ctx, variant: &str, s: Shape, io: &Io) -> Res<Runner> {
         let ws = workspace_bytes(variant, s);
         if ws > 0 {
             let (free, _) = ctx.gpu.mem_info()?;
@@ -178,6 +191,17 @@ impl Runner {
                     smem,
                     threads,
                     rows_per_block,
+                }
+            }
+            "flash_wgmma" | "flash_wgmma_pipe" | "flash_wgmma_pingpong" => {
+                let kernel = ctx.kernel(HOPPER_FILE, &format!("{variant}_d{}", s.d))?;
+                let smem = flash_smem(variant, s.d);
+                gpu.set_max_dynamic_smem(&kernel, smem)?;
+                let map = |b: &DevBuf| gpu.tensor_map_bf16(b, s.heads * s.n, s.d, 128, 64);
+                Runner::Wgmma {
+                    kernel,
+                    smem,
+                    maps: Box::new([map(&io.q)?, map(&io.k)?, map(&io.v)?]),
                 }
             }
             other => {
@@ -301,6 +325,23 @@ impl Runner {
                     causal,
                 ],
             ),
+            Runner::Wgmma { kernel, smem, maps } => gpu.launch(
+                kernel,
+                Launch {
+                    grid: ((n / 128) as u32, heads as u32, 1),
+                    block: (384, 1, 1),
+                    smem: *smem,
+                },
+                &[
+                    Arg::TensorMap(&maps[0]),
+                    Arg::TensorMap(&maps[1]),
+                    Arg::TensorMap(&maps[2]),
+                    Arg::Buf(&io.o),
+                    Arg::I32(n as i32),
+                    Arg::F32(scale * std::f32::consts::LOG2_E),
+                    causal,
+                ],
+            ),
         }
     }
 }
@@ -312,9 +353,9 @@ fn small_check(ctx: &mut Ctx, variant: &str, s: Shape, seed: u64) -> Res<f64> {
         n: 256,
         ..s
     };
-    let runner = Runner::new(ctx, variant, small)?;
+    let io = make_io(ctx.gpu, small, seed ^ 0x5a11)?;
+    let runner = Runner::new(ctx, variant, small, &io)?;
     let gpu = ctx.gpu;
-    let io = make_io(gpu, small, seed ^ 0x5a11)?;
     gpu.fill_nan(&io.o)?;
     runner.run(gpu, small, &io)?;
     let out = bf16_to_f32(&gpu.download_u16(&io.o, small.elems())?);
@@ -354,7 +395,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     // Standard attention's output on the same inputs, where it fits (its workspace is freed
     // before the variant's own is allocated).
     let reference: Option<Vec<f32>> = if variant != "standard" {
-        match Runner::new(ctx, "standard", s) {
+        match Runner::new(ctx, "standard", s, &io) {
             Ok(std) => {
                 ctx.gpu.fill_nan(&io.o)?;
                 std.run(ctx.gpu, s, &io)?;
@@ -365,7 +406,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     } else {
         None
     };
-    let runner = Runner::new(ctx, variant, s)?;
+    let runner = Runner::new(ctx, variant, s, &io)?;
     let gpu = ctx.gpu;
     let rows = sample_rows(s.heads, s.n, 64, seed);
     let mut t = check_and_time(
