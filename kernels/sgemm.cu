@@ -11,6 +11,7 @@
 //   6 vectorized       float4 global loads, the A tile stored transposed, float4 shared loads
 //   7 warptiling       each warp owns a 32 × 64 sub-tile laid out so shared-memory reads are
 //                      conflict-free broadcasts; the next tiles load while this one computes
+//   8 tuned            in sgemm_tuned.cu: rung 7 with register prefetch, tile shape swept
 //
 // Sizes: rungs 1-3 need M, N, K divisible by 32, rung 4 by 64, rungs 5-7 by 128 (the harness
 // only runs square multiples of 1024).

@@ -97,6 +97,7 @@ const KERNEL_SOURCES: &[(&str, &str)] = &[
     ("rmsnorm.cu", include_str!("../../../kernels/rmsnorm.cu")),
     ("gemv.cu", include_str!("../../../kernels/gemv.cu")),
     ("sgemm.cu", include_str!("../../../kernels/sgemm.cu")),
+    ("sgemm_tuned.cu", include_str!("../../../kernels/sgemm_tuned.cu")),
     ("tc_gemm.cu", include_str!("../../../kernels/tc_gemm.cu")),
     ("attention.cu", include_str!("../../../kernels/attention.cu")),
     (

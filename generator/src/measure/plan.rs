@@ -250,10 +250,15 @@ pub fn items(family: &str) -> Vec<Item> {
                         V("sgemm_blocktile_2d", "2D register blocking (8 × 8 per thread)"),
                         V("sgemm_vectorized", "vectorized (float4, transposed A tile)"),
                         V("sgemm_warptile", "warp tiling + double buffering"),
+                        V("sgemm_tuned", "register prefetch, swept tile shape"),
                     ],
                     &params(&[("m", s), ("n", s), ("k", s)]),
                     ("cublas", "cuBLAS SGEMM (FP32)"),
                 );
+                // The tuned rung has its own file: a template swept over tile shapes.
+                if let Some(tuned) = items.iter_mut().find(|i| i.variant == "sgemm_tuned") {
+                    tuned.source_file = Some("sgemm_tuned.cu");
+                }
                 if s > 4096 {
                     items[0].skip = Some("skipped: naive kernel too slow at 8192 (seconds per run)");
                 }

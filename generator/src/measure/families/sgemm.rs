@@ -14,6 +14,7 @@ use super::super::plan::Item;
 use super::super::reference::{matmul_entry, matmul_f64, mix, random_vec, rel_error, rel_error_f32};
 use super::super::results::{FailStage, Timing};
 
+/// Rungs 1-7; the tuned rung names its own file in the plan (`Item::source_file`).
 const FILE: &str = "sgemm.cu";
 const TOL: f64 = 1e-4;
 
@@ -77,7 +78,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         ));
     }
     let seed = ctx.seed(item);
-    let kernel = ctx.variant_kernel(FILE, item)?;
+    let kernel = ctx.variant_kernel(item.source_file.unwrap_or(FILE), item)?;
     let gpu = ctx.gpu;
     let a_host = random_vec(m * k, seed ^ 0xa, -1.0, 1.0);
     let b_host = random_vec(k * n, seed ^ 0xb, -1.0, 1.0);
