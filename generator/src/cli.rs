@@ -57,6 +57,8 @@ enum Command {
         #[arg(long, conflicts_with = "dot")]
         map_stats: bool,
     },
+    /// What a ```figure block may ask for: benchmark families, views and keys.
+    Figspec,
     /// Run the GPU benchmarks and labs and update kernels/results/.
     Bench {
         /// Kernel families to run (comma-separated); default: all (none when only --labs is given).
@@ -99,6 +101,10 @@ pub fn run() -> ExitCode {
     };
     match cli.command {
         Command::Check => check(&root),
+        Command::Figspec => {
+            print!("{}", crate::figspec::describe());
+            ExitCode::SUCCESS
+        }
         Command::Build {
             no_gpu,
             out,

@@ -3,8 +3,12 @@
 //! Kept apart from rendering so that `check` can reject an unknown benchmark or view without
 //! drawing anything.
 
+mod devices;
+
 use serde::Deserialize;
 use std::collections::BTreeMap;
+
+pub use devices::Devices;
 
 /// A figure block: a measured benchmark view, or a calculator computed at build time.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,10 +84,11 @@ pub struct FigureSpec {
     /// `file#name` (a `.cu` kernel or a Python def/class, as `include` blocks name them).
     #[serde(default)]
     pub loc: Option<BTreeMap<String, String>>,
-    /// Draw the results of this machine (matched case-insensitively in the device name, e.g.
-    /// `H200`) even where the reader's GPU measured the family: for pages that compare machines.
+    /// Which machine's results to draw, matched case-insensitively in the device name: one
+    /// (`device: H200`, even where the reader's GPU measured the family), several side by side
+    /// (`device: [H100, H200]`), or every machine with results (`device: all`).
     #[serde(default)]
-    pub device: Option<String>,
+    pub device: Option<Devices>,
 }
 
 impl FigureSpec {
@@ -108,6 +113,11 @@ impl FigureSpec {
     /// Whether this figure uses the record views (those of lab figures): a lab family always
     /// does; a kernel family does when it asks for a metric, filter, series or table.
     pub fn record_view(&self) -> bool {
+        if self.show == CROSS_DEVICE_VIEW {
+            // The cross-device table filters with `where:` and `variants:` too, but it is a
+            // kernel view: one row per item, one column per machine.
+            return false;
+        }
         self.lab_keys().iter().any(|(_, set)| *set) || matches!(self.show.as_str(), "curve" | "records")
     }
 
@@ -124,6 +134,9 @@ impl FigureSpec {
         ]
     }
 }
+
+/// The view that compares machines: a table with one column per device and measured ratios.
+pub const CROSS_DEVICE_VIEW: &str = "devices";
 
 fn default_show() -> String {
     "ladder".into()
@@ -145,6 +158,69 @@ pub const VIEWS: &[&str] = &crate::render::figures::VIEW_NAMES;
 /// Views of a lab family.
 pub const LAB_VIEWS: &[&str] = &crate::render::figures::LAB_VIEW_NAMES;
 
+/// Every key of a measured-figure block, with what it does: printed by `hdlc figspec`.
+pub const KEYS: &[(&str, &str)] = &[
+    (
+        "bench",
+        "the benchmark family drawn (a kernel family, `cpu`, or a lab family)",
+    ),
+    ("show", "the view (default ladder); see the views above"),
+    ("caption", "text shown above the provenance line"),
+    (
+        "size",
+        "kernel figures: the problem size drawn (default: the largest measured)",
+    ),
+    (
+        "device",
+        "the machine: one name (`H200`, case-insensitive part of the device name), a list drawn \
+         side by side on one axis (`[H100, H200]`), or `all` (every machine with results, the \
+         reader's GPU included); `show: devices` compares them in one table",
+    ),
+    (
+        "metric",
+        "lab/record views: time (default), tflops, gbps, or a key of the records' metrics",
+    ),
+    (
+        "where",
+        "record views and `devices`: keep records with these params, e.g. `{batch: 1}`",
+    ),
+    (
+        "variants",
+        "record views and `devices`: keep these variants, in this order",
+    ),
+    ("x", "record `scaling`: the param on the x axis"),
+    ("series", "`curve`: the named series drawn"),
+    ("table", "`records`: the named table printed"),
+    (
+        "loc",
+        "lab `table`: lines of code per variant, `{variant: file#name}`",
+    ),
+];
+
+/// What a figure block may ask for, as text: families, views and keys (`hdlc figspec`).
+pub fn describe() -> String {
+    let mut out = String::new();
+    out.push_str(&format!("benchmarks (bench:): {}\n", benches().join(", ")));
+    out.push_str("  lab families come from kernels/labs/*/labs.yaml; calculators use `calc:` instead\n");
+    out.push_str(&format!(
+        "views of a kernel family (show:): {}\n",
+        VIEWS.join(", ")
+    ));
+    out.push_str(&format!(
+        "  `{CROSS_DEVICE_VIEW}`: a table with one column per machine, the measured ratio to the first, \
+         the datasheet ratio and which one the measurement follows\n"
+    ));
+    out.push_str(&format!(
+        "views of a lab family (show:): {}\n",
+        LAB_VIEWS.join(", ")
+    ));
+    out.push_str("keys:\n");
+    for (k, what) in KEYS {
+        out.push_str(&format!("  {:<10}{what}\n", format!("{k}:")));
+    }
+    out
+}
+
 /// Parse and check a figure block body. Errors are (line offset within the block, message, hint).
 /// `labs` are the lab families the manifests declare.
 pub fn parse(body: &str, labs: &[String]) -> Result<FigureSpec, (usize, String, String)> {
@@ -155,17 +231,14 @@ pub fn parse(body: &str, labs: &[String]) -> Result<FigureSpec, (usize, String, 
         (
             line,
             format!("figure block: {msg}"),
-            "a figure block holds `bench:`, `show:` and optionally `caption:` and `size:`; lab \
-             figures also `metric:`, `where:`, `variants:`, `x:`, `series:`, `table:`, `loc:`"
+            "a figure block holds `bench:`, `show:` and optionally `caption:`, `size:` and \
+             `device:`; lab figures also `metric:`, `where:`, `variants:`, `x:`, `series:`, \
+             `table:`, `loc:` (`hdlc figspec` lists them all)"
                 .to_string(),
         )
     })?;
-    if spec.device.as_deref().is_some_and(|d| d.trim().is_empty()) {
-        return Err((
-            line_of(body, "device"),
-            "empty `device:`".into(),
-            "name a machine of kernels/results/, e.g. `device: H200`".into(),
-        ));
+    if let Some((msg, hint)) = spec.device.as_ref().and_then(Devices::problem) {
+        return Err((line_of(body, "device"), msg, hint));
     }
     if labs.contains(&spec.bench) {
         return check_lab(body, spec);
@@ -181,6 +254,27 @@ pub fn parse(body: &str, labs: &[String]) -> Result<FigureSpec, (usize, String, 
                 known.join(", ")
             ),
         ));
+    }
+    if spec.show == CROSS_DEVICE_VIEW {
+        if let Some((key, _)) = spec
+            .lab_keys()
+            .into_iter()
+            .find(|(k, set)| *set && !matches!(*k, "where" | "variants"))
+        {
+            return Err((
+                line_of(body, key),
+                format!("`{key}:` does not apply to `show: {CROSS_DEVICE_VIEW}`"),
+                "the cross-device table takes `device:`, `size:`, `where:`, `variants:` and `caption:`"
+                    .into(),
+            ));
+        }
+        if matches!(&spec.device, Some(d) if d.single().is_some()) {
+            return Err((
+                line_of(body, "device"),
+                format!("`show: {CROSS_DEVICE_VIEW}` compares machines, but `device:` names one"),
+                "list two or more (`device: [H100, H200]`) or write `device: all` (the default)".into(),
+            ));
+        }
     }
     if spec.record_view() {
         // A kernel family drawn the way lab figures are (a chosen metric, filtered records):

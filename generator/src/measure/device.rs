@@ -25,12 +25,23 @@ pub fn slug(name: &str) -> String {
 }
 
 /// Vendor datasheet peaks where the device is known, printed beside measured baselines and never
-/// drawn as measurements. Only the H100 SXM is filled in (the PCIe card has other peaks).
+/// drawn as measurements. Only the SXM boards are filled in: the PCIe and NVL cards of the same
+/// chip have other clocks and power limits, so other peaks, and a wrong ceiling is worse than none.
+/// The H200 is the H100's chip (same SMs, clocks, FP32 and tensor peaks) with more and faster HBM,
+/// which is what makes the pair useful for telling bandwidth-bound kernels from compute-bound ones.
 pub fn datasheet_for(name: &str) -> Option<Datasheet> {
-    if name.contains("H100") && !name.contains("PCIe") {
+    let other_board = name.contains("PCIe") || name.contains("NVL");
+    if name.contains("H100") && !other_board {
         Some(Datasheet {
             source: "NVIDIA H100 Tensor Core GPU datasheet (SXM5)".into(),
             memory_bandwidth_gbs: 3350.0,
+            fp32_tflops: 67.0,
+            bf16_tensor_tflops: Some(989.0),
+        })
+    } else if name.contains("H200") && !other_board {
+        Some(Datasheet {
+            source: "NVIDIA H200 Tensor Core GPU datasheet (SXM, 141 GB HBM3e)".into(),
+            memory_bandwidth_gbs: 4800.0,
             fp32_tflops: 67.0,
             bf16_tensor_tflops: Some(989.0),
         })
@@ -50,4 +61,23 @@ pub fn parse_driver_version(text: &str) -> Option<String> {
                     .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
         })
         .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn h200_has_h100_peaks_with_faster_memory() {
+        let h100 = datasheet_for("NVIDIA H100 80GB HBM3").expect("H100 SXM");
+        let h200 = datasheet_for("NVIDIA H200").expect("H200 SXM");
+        assert_eq!(h200.memory_bandwidth_gbs, 4800.0);
+        assert_eq!(h200.fp32_tflops, h100.fp32_tflops);
+        assert_eq!(h200.bf16_tensor_tflops, h100.bf16_tensor_tflops);
+        assert!(h200.source.contains("H200"));
+        // Other boards of the same chips have other peaks: no datasheet rather than a wrong one.
+        assert!(datasheet_for("NVIDIA H200 NVL").is_none());
+        assert!(datasheet_for("NVIDIA H100 NVL").is_none());
+        assert!(datasheet_for("NVIDIA H100 PCIe").is_none());
+    }
 }

@@ -8,30 +8,39 @@ use super::classify::Unit;
 use super::family::{key_rank, SizeAxis};
 use super::format::{esc, fmt_value, group};
 use super::Ctx;
-use crate::figspec::FigureSpec;
+use crate::figspec::{Devices, FigureSpec};
 use crate::measure::results::{DeviceInfo, Outcome, Record};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
+/// A name as a piece of an HTML id: lower-case ASCII letters, digits and dashes.
+pub(super) fn figure_id_part(s: &str) -> String {
+    s.trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
 pub(super) fn figure_id(spec: &FigureSpec) -> String {
-    let clean = |s: &str| {
-        s.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' {
-                    c.to_ascii_lowercase()
-                } else {
-                    '-'
-                }
-            })
-            .collect::<String>()
-    };
+    let clean = figure_id_part;
     let id = match spec.size {
         Some(s) => format!("fig-{}-{}-{s}", clean(&spec.bench), clean(&spec.show)),
         None => format!("fig-{}-{}", clean(&spec.bench), clean(&spec.show)),
     };
     match &spec.device {
-        Some(d) => format!("{id}-{}", clean(d.trim())),
-        None => id,
+        Some(Devices::One(d)) => format!("{id}-{}", clean(d)),
+        Some(Devices::List(v)) => {
+            let parts: Vec<String> = v.iter().map(|d| clean(d)).collect();
+            format!("{id}-{}", parts.join("-"))
+        }
+        Some(Devices::All) => format!("{id}-all"),
+        Some(Devices::Invalid(_)) | None => id,
     }
 }
 

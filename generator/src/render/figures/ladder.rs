@@ -19,7 +19,8 @@ pub(super) fn ladder(c: &Ctx) -> Result<String, String> {
         .map(|m| m.spread.map_or(m.value, |(_, hi)| hi.max(m.value)))
         .fold(0.0, f64::max);
     let ds = datasheet_value(&c.file.device, fam.unit, &c.spec.bench);
-    let (scale, unit_name) = fam.unit.display(max.max(ds.unwrap_or(0.0)));
+    // Side by side, every panel takes its unit and its axis end from the largest panel.
+    let (scale, unit_name) = fam.unit.display(c.axis.hi("basis", max.max(ds.unwrap_or(0.0))));
 
     let n = rows.len().max(1);
     const LEFT: u32 = 215;
@@ -34,6 +35,7 @@ pub(super) fn ladder(c: &Ctx) -> Result<String, String> {
     if !(xmax.is_finite() && xmax > 0.0) {
         xmax = 1.0;
     }
+    let xmax = c.axis.hi_scaled("top", xmax, scale);
     let header = format!("{} · {}", fam.name, size_text(&fam.axis, reference.rec));
     let x_desc = match &base {
         Some((r, _)) => format!(

@@ -12,13 +12,15 @@
 //!   header, because CommonMark ends an HTML block at the first blank line.
 //! - Odd input never panics: it gives the "no data" box or an `Err` naming the problem.
 //!
-//! Layout: one file per view (`ladder`, `roofline`, `scaling`, `table`), registered in [`VIEWS`]
+//! Layout: one file per view (`ladder`, `roofline`, `scaling`, `table`, and `xdev` for the
+//! cross-device table `show: devices`), registered in [`VIEWS`]
 //! below; the shared parts live beside them: `classify` (which records are numbers), `family`
 //! (a family's rows, size axis and colors), `caption` (provenance and notes), `style` (palette and
 //! SVG plumbing), `format` (numbers and text). `figspec` takes its list of views from [`VIEWS`], so
 //! `check` and the renderer cannot disagree. A new view is one file plus one line in [`VIEWS`].
 //! Figures of lab families (records of the Python labs) are drawn by `lab/`, whose views are
-//! registered the same way in [`LAB_VIEWS`].
+//! registered the same way in [`LAB_VIEWS`]. A `device:` list (or `all`) draws any view of either
+//! kind once per machine, side by side on one value axis: `panels`.
 
 mod caption;
 mod classify;
@@ -26,17 +28,20 @@ mod family;
 mod format;
 mod lab;
 mod ladder;
+mod panels;
 mod prelude;
 mod roofline;
 mod scaling;
 mod style;
 mod table;
+mod xdev;
 
-use crate::figspec::{benches, FigureSpec};
+use crate::figspec::{benches, Devices, FigureSpec, CROSS_DEVICE_VIEW};
 use crate::measure::results::ResultsFile;
 use caption::{figure_id, no_data};
 use classify::{classify, State, Unit};
 use family::Family;
+use panels::SharedAxis;
 use std::path::PathBuf;
 
 pub use lab::{render_lab_figure, LAB_VIEWS, LAB_VIEW_NAMES};
@@ -65,6 +70,10 @@ pub const VIEWS: &[View] = &[
     View {
         name: "table",
         draw: table::table,
+    },
+    View {
+        name: crate::figspec::CROSS_DEVICE_VIEW,
+        draw: xdev::devices,
     },
 ];
 
@@ -103,7 +112,28 @@ pub fn render_figure(
         ));
     };
     let id = figure_id(spec);
-    let Some(file) = choose_file(&spec.bench, files, local_device, spec.device.as_deref()) else {
+    let several = spec.device.as_ref().is_some_and(Devices::several);
+    if several && spec.show != CROSS_DEVICE_VIEW {
+        let covers = |f: &ResultsFile| covers(&spec.bench, f);
+        let draw = |s: &FigureSpec, axis: &SharedAxis, id: String| {
+            render_one(view, s, files, local_device, axis, id)
+        };
+        return panels::side_by_side(spec, &id, files, &covers, &draw);
+    }
+    render_one(view, spec, files, local_device, &SharedAxis::default(), id)
+}
+
+/// One figure of one machine (or, for the cross-device table, of all of them).
+fn render_one(
+    view: &View,
+    spec: &FigureSpec,
+    files: &[(PathBuf, ResultsFile)],
+    local_device: Option<&str>,
+    axis: &SharedAxis,
+    id: String,
+) -> Result<String, String> {
+    let want = spec.device.as_ref().and_then(Devices::single);
+    let Some(file) = choose_file(&spec.bench, files, local_device, want) else {
         return Ok(no_data(spec, &id, None));
     };
     let fam = Family::new(&spec.bench, file);
@@ -114,6 +144,9 @@ pub fn render_figure(
         fam: &fam,
         local,
         id,
+        files,
+        local_device,
+        axis,
     };
     (view.draw)(&ctx)
 }
@@ -125,6 +158,11 @@ pub struct Ctx<'a> {
     fam: &'a Family<'a>,
     local: bool,
     id: String,
+    /// Every results file, for views that compare machines.
+    files: &'a [(PathBuf, ResultsFile)],
+    local_device: Option<&'a str>,
+    /// The value axis shared with the other panels of a side-by-side figure.
+    axis: &'a SharedAxis,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -138,16 +176,10 @@ fn choose_file<'a>(
     local: Option<&str>,
     want: Option<&str>,
 ) -> Option<&'a ResultsFile> {
-    let unit = Unit::of(family);
-    let covers = |f: &ResultsFile| {
-        f.records
-            .iter()
-            .any(|r| r.family == family && matches!(classify(r, unit), State::Ok(_)))
-    };
     let candidates: Vec<&ResultsFile> = files
         .iter()
         .map(|(_, f)| f)
-        .filter(|f| covers(f) && device_matches(f, want))
+        .filter(|f| covers(family, f) && device_matches(f, want))
         .collect();
     if want.is_some() {
         return candidates.first().copied();
@@ -162,6 +194,14 @@ fn choose_file<'a>(
         .find(|f| f.device.name.contains("H100"))
         .or_else(|| candidates.first())
         .copied()
+}
+
+/// Whether a results file has a trustworthy measurement of a kernel family.
+fn covers(family: &str, f: &ResultsFile) -> bool {
+    let unit = Unit::of(family);
+    f.records
+        .iter()
+        .any(|r| r.family == family && matches!(classify(r, unit), State::Ok(_)))
 }
 
 /// Whether a results file is of the machine a figure's `device:` names (any, if none).

@@ -59,11 +59,14 @@ pub(super) fn scaling(c: &Ctx) -> Result<String, String> {
     if max <= 0.0 {
         return Ok(no_data(c.spec, &c.id, c.spec.size));
     }
+    // Side by side, every panel takes its unit and its axes from the largest panel.
+    let max = c.axis.hi("y", max);
     let (scale, unit_name) = fam.unit.display(max);
     let xs: Vec<f64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
     let (mut x0, mut x1) = (
-        xs.iter().copied().fold(f64::INFINITY, f64::min),
-        xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        c.axis.lo("x", xs.iter().copied().fold(f64::INFINITY, f64::min)),
+        c.axis
+            .hi("x", xs.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
     );
     if x1 - x0 < 1.0 {
         x0 -= 1.0;

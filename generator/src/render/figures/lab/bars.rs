@@ -16,6 +16,8 @@ pub(super) fn ladder(c: &LabCtx) -> Result<String, String> {
         .filter_map(|v| v.as_ref().ok())
         .map(|(v, s)| s.map_or(*v, |(_, hi)| hi.max(*v)))
         .fold(0.0, f64::max);
+    // Side by side, every panel's axis reaches the largest panel's bar.
+    let max = c.axis.hi("x", max);
     let n = c.recs.len();
     const LEFT: u32 = 230;
     const TOP: u32 = 40;

@@ -107,6 +107,9 @@ fn plot(c: &LabCtx, header: &str, xname: &str, lines: Vec<Line>) -> Result<Strin
     let (yl, yh) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
         (a.min(p.1), b.max(p.1))
     });
+    // Side by side, every panel's axes span every panel's points.
+    let (xl, xh) = (c.axis.lo("x", xl), c.axis.hi("x", xh));
+    let (yl, yh) = (c.axis.lo("y", yl), c.axis.hi("y", yh));
     let logx = xl > 0.0 && xh / xl >= 8.0;
     let logy = yl > 0.0 && yh / yl >= 30.0;
     let xname = match (&c.spec.series, c.spec.x.as_deref()) {

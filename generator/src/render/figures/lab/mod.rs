@@ -14,8 +14,9 @@ mod lines;
 mod tables;
 
 use super::device_matches;
+use super::panels::SharedAxis;
 use super::prelude::*;
-use crate::figspec::FigureSpec;
+use crate::figspec::{Devices, FigureSpec};
 use crate::measure::results::{FailStage, ResultsFile, Timing};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -69,6 +70,24 @@ pub fn render_lab_figure(
     loc: &BTreeMap<String, usize>,
 ) -> Result<String, String> {
     let id = lab_figure_id(spec);
+    if spec.device.as_ref().is_some_and(Devices::several) {
+        let covers = |f: &ResultsFile| !select(spec, f).is_empty();
+        let draw =
+            |s: &FigureSpec, axis: &SharedAxis, id: String| lab_one(s, files, local_device, loc, axis, id);
+        return super::panels::side_by_side(spec, &id, files, &covers, &draw);
+    }
+    lab_one(spec, files, local_device, loc, &SharedAxis::default(), id)
+}
+
+/// One lab figure of one machine.
+fn lab_one(
+    spec: &FigureSpec,
+    files: &[(PathBuf, ResultsFile)],
+    local_device: Option<&str>,
+    loc: &BTreeMap<String, usize>,
+    axis: &SharedAxis,
+    id: String,
+) -> Result<String, String> {
     let Some(file) = choose_lab_file(spec, files, local_device) else {
         return Ok(no_data(spec, &id, None));
     };
@@ -84,6 +103,7 @@ pub fn render_lab_figure(
         id,
         metric: Metric::parse(spec.metric.as_deref()),
         loc,
+        axis,
     };
     // figspec checked the view; an unknown one (a spec built in code) draws the table.
     match LAB_VIEWS.iter().find(|v| v.name == spec.show) {
@@ -105,6 +125,8 @@ pub struct LabCtx<'a> {
     id: String,
     metric: Metric,
     loc: &'a BTreeMap<String, usize>,
+    /// The value axis shared with the other panels of a side-by-side figure.
+    axis: &'a SharedAxis,
 }
 
 /// What a lab figure plots.
@@ -257,10 +279,11 @@ fn choose_lab_file<'a>(
     files: &'a [(PathBuf, ResultsFile)],
     local: Option<&str>,
 ) -> Option<&'a ResultsFile> {
+    let want = spec.device.as_ref().and_then(Devices::single);
     let with: Vec<&ResultsFile> = files
         .iter()
         .map(|(_, f)| f)
-        .filter(|f| !select(spec, f).is_empty() && device_matches(f, spec.device.as_deref()))
+        .filter(|f| !select(spec, f).is_empty() && device_matches(f, want))
         .collect();
     let good: Vec<&ResultsFile> = with
         .iter()
@@ -268,7 +291,7 @@ fn choose_lab_file<'a>(
         .filter(|f| select(spec, f).iter().any(|r| judge(r).is_ok()))
         .collect();
     let pool = if good.is_empty() { &with } else { &good };
-    if spec.device.is_some() {
+    if want.is_some() {
         return pool.first().copied();
     }
     if let Some(l) = local {
