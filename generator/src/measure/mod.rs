@@ -392,11 +392,14 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
                 }
             }
             // Where the suite's wall time goes, for the log (the 90-second budget is per suite).
-            family_times.push(format!(
+            let line = format!(
                 "{fam}: {} item(s) in {:.1} s",
                 outcomes.len(),
                 family_started.elapsed().as_secs_f64()
-            ));
+            );
+            // Printed as it happens too, so a run stopped by a time-out still says where it was.
+            bar.suspend(|| eprintln!("family {line}"));
+            family_times.push(line);
             for (item, outcome) in outcomes {
                 let (key, hash) = batch
                     .iter()

@@ -331,6 +331,7 @@ impl Runner {
                     grid: ((n / 128) as u32, heads as u32, 1),
                     block: (384, 1, 1),
                     smem: *smem,
+                    cluster: None,
                 },
                 &[
                     Arg::TensorMap(&maps[0]),

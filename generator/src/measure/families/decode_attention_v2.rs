@@ -70,6 +70,7 @@ pub fn runner<'g: 'a, 'a>(
         grid: (splits as u32, s.hkv as u32, s.b as u32),
         block: ((WARPS * 32) as u32, 1, 1),
         smem: 0,
+        cluster: None,
     };
     let run = move || {
         gpu.launch(
