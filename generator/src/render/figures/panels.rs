@@ -81,37 +81,35 @@ impl SharedAxis {
 /// the shared axis and the panel's id.
 pub(super) type DrawPanel<'a> = dyn Fn(&FigureSpec, &SharedAxis, String) -> Result<String, String> + 'a;
 
-/// The machines of `device:` in panel order, each with whether a file of it has the family.
+/// The machines of `device:` in panel order, each with the file of its results for the family
+/// (`None`: named but not measured yet).
 /// `all`: every machine whose results cover the family, H100s first (the book's reference
 /// machine), then the rest in file order, so the reader's own GPU joins where it was measured.
-pub(super) fn machines(
+pub(super) fn machines<'a>(
     devices: &Devices,
-    files: &[(PathBuf, ResultsFile)],
+    files: &'a [(PathBuf, ResultsFile)],
     covers: &dyn Fn(&ResultsFile) -> bool,
-) -> Vec<(String, bool)> {
-    let has = |want: &str| {
+) -> Vec<(String, Option<&'a ResultsFile>)> {
+    let find = |want: &str| {
         files
             .iter()
-            .any(|(_, f)| covers(f) && super::device_matches(f, Some(want)))
+            .map(|(_, f)| f)
+            .find(|f| covers(f) && super::device_matches(f, Some(want)))
     };
     match devices {
         Devices::All => {
-            let mut names: Vec<&str> = files
-                .iter()
-                .filter(|(_, f)| covers(f))
-                .map(|(_, f)| f.device.name.as_str())
-                .collect();
-            names.sort_by_key(|n| !n.contains("H100"));
-            let mut out: Vec<(String, bool)> = Vec::new();
-            for n in names {
-                if !out.iter().any(|(o, _)| o == n) {
-                    out.push((n.to_string(), true));
+            let mut found: Vec<&ResultsFile> = files.iter().map(|(_, f)| f).filter(|f| covers(f)).collect();
+            found.sort_by_key(|f| !f.device.name.contains("H100"));
+            let mut out: Vec<(String, Option<&ResultsFile>)> = Vec::new();
+            for f in found {
+                if !out.iter().any(|(o, _)| *o == f.device.name) {
+                    out.push((f.device.name.clone(), Some(f)));
                 }
             }
             out
         }
-        Devices::List(v) => v.iter().map(|d| (d.trim().to_string(), has(d))).collect(),
-        Devices::One(d) => vec![(d.trim().to_string(), has(d))],
+        Devices::List(v) => v.iter().map(|d| (d.trim().to_string(), find(d))).collect(),
+        Devices::One(d) => vec![(d.trim().to_string(), find(d))],
         Devices::Invalid(_) => Vec::new(),
     }
 }
@@ -130,27 +128,17 @@ pub(super) fn side_by_side(
     if list.is_empty() {
         return Ok(super::caption::no_data(spec, id, spec.size));
     }
-    let panel_spec = |name: &str| {
-        let full = files
-            .iter()
-            .map(|(_, f)| f)
-            .find(|f| covers(f) && super::device_matches(f, Some(name)))
-            .map_or(name.to_string(), |f| f.device.name.clone());
-        FigureSpec {
-            device: Some(Devices::One(name.to_string())),
-            caption: Some(full),
-            ..spec.clone()
-        }
+    let panel_spec = |name: &str, file: &ResultsFile| FigureSpec {
+        device: Some(Devices::One(name.to_string())),
+        caption: Some(file.device.name.clone()),
+        ..spec.clone()
     };
     let panel_id = |name: &str| format!("{id}-{}", figure_id_part(name));
     let draw_all = |axis: &SharedAxis| -> Result<Vec<String>, String> {
         list.iter()
-            .map(|(name, has)| {
-                if *has {
-                    draw(&panel_spec(name), axis, panel_id(name))
-                } else {
-                    Ok(no_data_for(spec, name, &panel_id(name)))
-                }
+            .map(|(name, file)| match file {
+                Some(f) => draw(&panel_spec(name, f), axis, panel_id(name)),
+                None => Ok(no_data_for(spec, name, &panel_id(name))),
             })
             .collect()
     };

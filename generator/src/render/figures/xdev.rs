@@ -30,20 +30,10 @@ pub(super) fn devices(c: &Ctx) -> Result<String, String> {
     let covers = |f: &ResultsFile| super::covers(&c.spec.bench, f);
     let ms: Vec<Machine> = machines(&want, c.files, &covers)
         .into_iter()
-        .map(|(name, has)| {
-            let file = has
-                .then(|| {
-                    c.files
-                        .iter()
-                        .map(|(_, f)| f)
-                        .find(|f| covers(f) && super::device_matches(f, Some(&name)))
-                })
-                .flatten();
-            Machine {
-                name: file.map_or(name, |f| f.device.name.clone()),
-                fam: file.map(|f| Family::new(&c.spec.bench, f)),
-                file,
-            }
+        .map(|(name, file)| Machine {
+            name: file.map_or(name, |f| f.device.name.clone()),
+            fam: file.map(|f| Family::new(&c.spec.bench, f)),
+            file,
         })
         .collect();
     let keep = |r: &Record| {
