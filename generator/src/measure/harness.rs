@@ -10,7 +10,29 @@ use super::gpu::{DevBuf, Gpu, Kernel, Module};
 use super::plan::{self, Item};
 use super::reference;
 use super::results::{FailStage, Outcome, Timing};
+use std::any::Any;
 use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// Wall time spent in checks (poison, check run, reference comparison) and in timed runs (the
+/// estimate and the repetitions, flushes included), in nanoseconds since the last
+/// [`take_phase_times`]: with an item's total wall time they say how much went to setting up
+/// inputs, which the suite's time budget cares about.
+static CHECK_NS: AtomicU64 = AtomicU64::new(0);
+static TIMED_NS: AtomicU64 = AtomicU64::new(0);
+
+/// Seconds spent checking and timing since the last call, and reset both.
+pub fn take_phase_times() -> (f64, f64) {
+    let c = CHECK_NS.swap(0, Ordering::Relaxed) as f64 * 1e-9;
+    let t = TIMED_NS.swap(0, Ordering::Relaxed) as f64 * 1e-9;
+    (c, t)
+}
+
+fn add_since(counter: &AtomicU64, since: Instant) {
+    counter.fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
+}
 
 /// A failure at a stage, before it becomes an `Outcome::Failed`.
 #[derive(Debug)]
@@ -69,13 +91,16 @@ pub const BUDGET_MS: f64 = 40.0;
 /// with `__CUDA_ARCH_FEAT_SM90_ALL`, so they still compile (and fail verification) elsewhere.
 pub const ARCH_SPECIFIC_FILES: &[&str] = &["tc_gemm.cu", "attention_hopper.cu"];
 
-/// Per-run state: the device, compiled modules, the input seed and notes for the build log.
+/// Per-run state: the device, compiled modules, the input seed, inputs shared by the variants
+/// of one shape, and notes for the build log.
 pub struct Ctx<'g> {
     pub gpu: &'g Gpu,
     modules: HashMap<String, Result<Module, String>>,
     kernels_noted: std::collections::HashSet<String>,
     pub base_seed: u64,
     pub notes: Vec<String>,
+    /// slot → (key, value): see [`Ctx::shared`].
+    shared: HashMap<&'static str, (String, Rc<dyn Any>)>,
 }
 
 impl<'g> Ctx<'g> {
@@ -86,6 +111,73 @@ impl<'g> Ctx<'g> {
             kernels_noted: Default::default(),
             base_seed,
             notes: Vec::new(),
+            shared: HashMap::new(),
+        }
+    }
+
+    /// Large inputs shared by the variants of one shape (a 1 GiB KV cache, a 470 MB weight and
+    /// its quantized forms): made by `make(gpu, seed)` the first time `key` is asked of `slot`,
+    /// then handed out again until another key replaces it (the old value is freed first, so a
+    /// slot holds one shape at a time). The seed comes from the run's base seed and the key, so
+    /// every run still draws fresh inputs, and the variants of a shape are compared on the same
+    /// ones; the small per-variant inputs (a query, a batch of activations) stay per item.
+    /// Why: generating, quantizing and uploading these once per variant was most of the suite's
+    /// wall time. Cleared after each family.
+    pub fn shared<T: 'static>(
+        &mut self,
+        slot: &'static str,
+        key: &str,
+        make: impl FnOnce(&'g Gpu, u64) -> Res<T>,
+    ) -> Res<Rc<T>> {
+        if let Some(v) = self.get_shared::<T>(slot, key) {
+            return Ok(v);
+        }
+        self.shared.remove(slot);
+        let seed = reference::seed_for(self.base_seed, &format!("{slot}:{key}"));
+        let v = make(self.gpu, seed)?;
+        Ok(self.put_shared(slot, key, v))
+    }
+
+    /// The value `slot` holds for `key`, if any (for values whose making needs `self`).
+    pub fn get_shared<T: 'static>(&self, slot: &'static str, key: &str) -> Option<Rc<T>> {
+        let (k, v) = self.shared.get(slot)?;
+        if k == key {
+            v.clone().downcast::<T>().ok()
+        } else {
+            None
+        }
+    }
+
+    /// Store `value` for `key` in `slot`, replacing what it held.
+    pub fn put_shared<T: 'static>(&mut self, slot: &'static str, key: &str, value: T) -> Rc<T> {
+        self.shared.remove(slot);
+        let v = Rc::new(value);
+        self.shared
+            .insert(slot, (key.to_string(), v.clone() as Rc<dyn Any>));
+        v
+    }
+
+    /// Free every shared input (end of a family).
+    pub fn clear_shared(&mut self) {
+        self.shared.clear();
+    }
+
+    /// Compile the kernel files the coming items need, all at once (see `Gpu::compile_many`);
+    /// `kernel` then finds them compiled. Unknown files are left for `kernel` to report.
+    pub fn precompile<'a>(&mut self, files: impl IntoIterator<Item = &'a str>) {
+        let mut jobs: Vec<(&str, &str, bool)> = Vec::new();
+        for f in files {
+            if self.modules.contains_key(f) || jobs.iter().any(|j| j.0 == f) {
+                continue;
+            }
+            if let Some(src) = super::kernel_source(f) {
+                jobs.push((f, src, ARCH_SPECIFIC_FILES.contains(&f)));
+            }
+        }
+        let compiled = self.gpu.compile_many(&jobs);
+        for ((file, ..), result) in jobs.into_iter().zip(compiled) {
+            let r = result.map_err(|f| super::nvrtc_log::describe_failure(file, &f.log));
+            self.modules.insert(file.to_string(), r);
         }
     }
 
@@ -168,18 +260,22 @@ pub fn check_and_time(
     run: &mut dyn FnMut() -> anyhow::Result<()>,
     check: &mut dyn FnMut() -> anyhow::Result<f64>,
 ) -> Res<Timing> {
+    let checking = Instant::now();
     for b in poison {
         gpu.fill_nan(b)?;
     }
     run()?;
     gpu.sync()?;
     let rel = check()?;
+    add_since(&CHECK_NS, checking);
     verify(rel, tol)?;
+    let timing = Instant::now();
     // The check run paid the one-time costs (module load, TLB); one flushed, timed run then warms
     // the clocks and sizes the repetitions. Its sample is not kept.
     let estimate = gpu.time_runs(1, run)?;
     let reps = rep_count(estimate[0]);
     let samples = gpu.time_runs(reps, run)?;
+    add_since(&TIMED_NS, timing);
     timing_from(item, rel, tol, &samples)
 }
 

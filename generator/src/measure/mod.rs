@@ -323,7 +323,7 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
     let mut new_records: Vec<Record> = Vec::new();
     if !todo.is_empty() || !lab_plan.is_empty() {
         notes.push(format!(
-            "measuring {} item(s) and {} lab(s) on {} (CC {}, driver {}, CUDA {}, NVRTC {}{}); input seed {base_seed}",
+            "measuring {} item(s) and {} lab(s) on {} (CC {}, driver {}, CUDA {}, NVRTC {}{}); input seed {base_seed}; L2 flush: {}",
             todo.len(),
             lab_plan.len(),
             device.name,
@@ -333,7 +333,8 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
             device.nvrtc_version,
             gpu.cublas_version()
                 .map(|v| format!(", cuBLAS {v}"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            gpu.flush_method()
         ));
         let bar = if opts.progress {
             let b = indicatif::ProgressBar::new((todo.len() + lab_plan.len()) as u64);
@@ -347,6 +348,18 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
             indicatif::ProgressBar::hidden()
         };
         let mut ctx = harness::Ctx::new(&gpu, base_seed);
+        // Every kernel file the items use (each item names its file), compiled in parallel
+        // before the first family; a file only some family's code names is compiled when asked.
+        let compile_started = Instant::now();
+        ctx.precompile(
+            todo.iter()
+                .filter(|(i, _, _)| i.skip.is_none())
+                .filter_map(|(i, _, _)| i.source_file),
+        );
+        notes.push(format!(
+            "compiled the kernel files in {:.1} s",
+            compile_started.elapsed().as_secs_f64()
+        ));
         let mut family_times: Vec<String> = Vec::new();
         for fam in &selected {
             let batch: Vec<&(plan::Item, String, String)> =
@@ -355,6 +368,8 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
                 continue;
             }
             let family_started = Instant::now();
+            harness::take_phase_times();
+            let mut item_secs: Vec<(String, f64)> = Vec::new();
             let mut outcomes: Vec<(plan::Item, Outcome)> = Vec::new();
             let (skipped, runnable): (Vec<_>, Vec<_>) = batch
                 .iter()
@@ -372,9 +387,10 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
                 bar.inc(1);
             }
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                families::run(&mut ctx, fam, &runnable, &mut |item, outcome| {
+                families::run(&mut ctx, fam, &runnable, &mut |item, outcome, secs| {
                     bar.set_message(item.describe());
                     bar.inc(1);
+                    item_secs.push((item.describe(), secs));
                     outcomes.push((item.clone(), outcome));
                 });
             }));
@@ -392,10 +408,12 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
                 }
             }
             // Where the suite's wall time goes, for the log (the 90-second budget is per suite).
-            let line = format!(
-                "{fam}: {} item(s) in {:.1} s",
+            let line = report::family_time_line(
+                fam,
                 outcomes.len(),
-                family_started.elapsed().as_secs_f64()
+                family_started.elapsed().as_secs_f64(),
+                harness::take_phase_times(),
+                &mut item_secs,
             );
             // Printed as it happens too, so a run stopped by a time-out still says where it was.
             bar.suspend(|| eprintln!("family {line}"));

@@ -11,12 +11,24 @@ use super::plan::{ladder, params, run_last, Item, MEMCPY, V};
 
 /// decode_attention: 32 query heads of d = 128, KV heads 32 (MHA), 8 (GQA) and 1 (MQA).
 pub const DECODE_HQ: u64 = 32;
-pub const DECODE_HKV: &[u64] = &[32, 8, 1];
-pub const DECODE_BATCH: &[u64] = &[1, 8, 64];
-pub const DECODE_CTX: &[u64] = &[512, 4096, 32768];
-/// Shapes whose K + V cache exceeds this are left out (the sweep stays quick; 1 GiB is still
-/// twenty times an H100's L2).
-pub const DECODE_MAX_KV_BYTES: u64 = 1 << 30;
+/// The decode shapes (b, hkv, ctx): two slices through batch × KV heads × context, each drawn by
+/// the cards — context swept at 8 KV heads for batch 1 and 8 (Flash-Decoding, paging, KV
+/// quantization, the SSM comparison), KV heads swept (MHA / GQA / MQA) at batch 1 with a long
+/// context and at batch 8 with a medium one. Batch 64 and the other corners of the full grid
+/// taught nothing those slices do not, and each shape costs the suite seconds of host set-up
+/// (a fresh cache of up to 1 GiB, paged and quantized copies of it).
+pub const DECODE_SHAPES: &[(u64, u64, u64)] = &[
+    (1, 8, 512),
+    (1, 8, 4096),
+    (1, 8, 32768),
+    (1, 32, 32768),
+    (1, 1, 32768),
+    (8, 8, 512),
+    (8, 8, 4096),
+    (8, 8, 32768),
+    (8, 32, 4096),
+    (8, 1, 4096),
+];
 /// The largest group of query heads per KV head that the v2 decode kernels serve (the MMA
 /// tile's 8 columns).
 pub const DECODE_V2_MAX_GROUP: u64 = 8;
@@ -44,7 +56,8 @@ pub const TP_PROJS: &[(u64, u64, u64, bool)] = &[
     (2, 4096, 14336, true),
 ];
 
-pub fn decode_kv_bytes(b: u64, hkv: u64, ctx: u64) -> u64 {
+#[cfg(test)]
+fn decode_kv_bytes(b: u64, hkv: u64, ctx: u64) -> u64 {
     2 * b * hkv * ctx * 128 * 2
 }
 
@@ -52,48 +65,41 @@ pub fn items(family: &str) -> Vec<Item> {
     match family {
         "decode_attention" => {
             let mut out = Vec::new();
-            for &hkv in DECODE_HKV {
-                for &b in DECODE_BATCH {
-                    for &ctx in DECODE_CTX {
-                        if decode_kv_bytes(b, hkv, ctx) > DECODE_MAX_KV_BYTES {
-                            continue;
-                        }
-                        out.extend(ladder(
-                            "decode_attention",
-                            "decode_attention.cu",
-                            &[
-                                V("naive", "one warp per query head, key by key"),
-                                V(
-                                    "gqa",
-                                    "one CTA per KV head serves its query heads (K/V read once)",
-                                ),
-                                V("split_kv", "Flash-Decoding: context split over CTAs + combine"),
-                                V(
-                                    "paged",
-                                    "split_kv through a block table (16-token blocks, shuffled)",
-                                ),
-                                V("kv_int8", "split_kv, int8 KV cache (per-token scales)"),
-                                V("kv_fp8", "split_kv, FP8 E4M3 KV cache (per-token scales)"),
-                                V(
-                                    "split_kv_v2",
-                                    "split_kv on tensor cores, K/V straight to MMA registers",
-                                ),
-                                V(
-                                    "paged_v2",
-                                    "split_kv_v2 through the block table (one page per step)",
-                                ),
-                            ],
-                            &params(&[
-                                ("b", b),
-                                ("hq", DECODE_HQ),
-                                ("hkv", hkv),
-                                ("ctx", ctx),
-                                ("d", 128),
-                            ]),
-                            MEMCPY,
-                        ));
-                    }
-                }
+            for &(b, hkv, ctx) in DECODE_SHAPES {
+                out.extend(ladder(
+                    "decode_attention",
+                    "decode_attention.cu",
+                    &[
+                        V("naive", "one warp per query head, key by key"),
+                        V(
+                            "gqa",
+                            "one CTA per KV head serves its query heads (K/V read once)",
+                        ),
+                        V("split_kv", "Flash-Decoding: context split over CTAs + combine"),
+                        V(
+                            "paged",
+                            "split_kv through a block table (16-token blocks, shuffled)",
+                        ),
+                        V("kv_int8", "split_kv, int8 KV cache (per-token scales)"),
+                        V("kv_fp8", "split_kv, FP8 E4M3 KV cache (per-token scales)"),
+                        V(
+                            "split_kv_v2",
+                            "split_kv on tensor cores, K/V straight to MMA registers",
+                        ),
+                        V(
+                            "paged_v2",
+                            "split_kv_v2 through the block table (one page per step)",
+                        ),
+                    ],
+                    &params(&[
+                        ("b", b),
+                        ("hq", DECODE_HQ),
+                        ("hkv", hkv),
+                        ("ctx", ctx),
+                        ("d", 128),
+                    ]),
+                    MEMCPY,
+                ));
             }
             for i in out.iter_mut().filter(|i| i.variant.ends_with("_v2")) {
                 i.source_file = Some("decode_attention_v2.cu");
@@ -263,6 +269,11 @@ pub fn work(item: &Item) -> Option<(f64, f64)> {
 mod tests {
     use super::*;
 
+    const DECODE_HKV: &[u64] = &[32, 8, 1];
+    const DECODE_CTX: &[u64] = &[512, 4096, 32768];
+    /// No shape's K + V cache exceeds this (1 GiB is still twenty times an H100's L2).
+    const DECODE_MAX_KV_BYTES: u64 = 1 << 30;
+
     #[test]
     fn decode_sweep_is_bounded_and_has_long_context() {
         let items = items("decode_attention");
@@ -273,6 +284,16 @@ mod tests {
             assert!(items
                 .iter()
                 .any(|i| i.p("hkv") == *hkv && i.p("ctx") == 32768 && i.p("b") == 1));
+            assert!(items
+                .iter()
+                .any(|i| i.p("hkv") == *hkv && i.p("ctx") == 4096 && i.p("b") == 8));
+        }
+        for ctx in DECODE_CTX {
+            for b in [1, 8] {
+                assert!(items
+                    .iter()
+                    .any(|i| i.p("hkv") == 8 && i.p("ctx") == *ctx && i.p("b") == b));
+            }
         }
         let memcpy = items.iter().find(|i| i.variant == "memcpy").unwrap();
         let naive = items

@@ -132,3 +132,53 @@ pub fn summary(file: &ResultsFile, families: &[String]) -> String {
     }
     out
 }
+
+/// One line of the "wall time per family" log: the family's wall time split into checking,
+/// timed runs and the rest (setting up inputs and references, compiling), then its three slowest
+/// items. `phases` is (check s, timed s); `items` (description, s) is sorted in place.
+pub fn family_time_line(
+    family: &str,
+    count: usize,
+    secs: f64,
+    phases: (f64, f64),
+    items: &mut [(String, f64)],
+) -> String {
+    let (check, timed) = phases;
+    let setup = (secs - check - timed).max(0.0);
+    items.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let slowest: Vec<String> = items
+        .iter()
+        .take(3)
+        .map(|(d, s)| format!("{d} {s:.1} s"))
+        .collect();
+    let mut line = format!(
+        "{family}: {count} item(s) in {secs:.1} s (set-up {setup:.1} s, checks {check:.1} s, timed runs {timed:.1} s)"
+    );
+    if !slowest.is_empty() {
+        let _ = write!(line, "; slowest: {}", slowest.join(", "));
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::family_time_line;
+
+    #[test]
+    fn family_line_splits_time_and_names_the_slowest() {
+        let mut items = vec![
+            ("a".to_string(), 1.0),
+            ("b".to_string(), 3.0),
+            ("c".to_string(), 2.0),
+            ("d".to_string(), 0.5),
+        ];
+        let line = family_time_line("softmax", 4, 10.0, (2.0, 5.0), &mut items);
+        assert!(
+            line.starts_with("softmax: 4 item(s) in 10.0 s (set-up 3.0 s, checks 2.0 s, timed runs 5.0 s)"),
+            "{line}"
+        );
+        assert!(line.ends_with("slowest: b 3.0 s, c 2.0 s, a 1.0 s"), "{line}");
+        // Phases longer than the wall time (clock skew) never give a negative set-up.
+        assert!(family_time_line("x", 0, 1.0, (1.0, 1.0), &mut []).contains("set-up 0.0 s"));
+    }
+}

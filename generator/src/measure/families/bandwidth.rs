@@ -7,7 +7,7 @@ use super::super::harness::{check_and_time, Ctx, Fail, Res};
 use super::super::plan::Item;
 use super::super::reference::{rel_error_f32, rel_error_fn};
 use super::super::results::{FailStage, Timing};
-use super::{blocks, random_input};
+use super::{blocks, shared_input};
 
 const FILE: &str = "bandwidth.cu";
 
@@ -15,15 +15,17 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let n = item.p("n");
     let n4 = n / 4;
     let sms = ctx.gpu.sm_count() as u64;
-    let seed = ctx.seed(item);
     let kernel = ctx.variant_kernel(FILE, item)?;
     let gpu = ctx.gpu;
 
-    let (a_host, a) = random_input(gpu, n as usize, seed, -1.0, 1.0)?;
+    // The variants of a size share their inputs (see `Ctx::shared`).
+    let a_in = shared_input(ctx, "bandwidth_a", item, n as usize, (-1.0, 1.0))?;
+    let (a_host, a) = (&a_in.host, &a_in.dev);
     let out = gpu.alloc_f32(n as usize)?;
 
     if item.variant.starts_with("vector_add") {
-        let (b_host, b) = random_input(gpu, n as usize, seed ^ 0xb, -1.0, 1.0)?;
+        let b_in = shared_input(ctx, "bandwidth_b", item, n as usize, (-1.0, 1.0))?;
+        let (b_host, b) = (&b_in.host, &b_in.dev);
         let k = kernel.ok_or_else(|| Fail::new(FailStage::Compile, "no kernel"))?;
         // The naive kernel takes one float per thread; the vec4 one two float4s per thread.
         let (cfg, count) = if item.variant == "vector_add_naive" {
@@ -40,7 +42,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                 gpu.launch(
                     &k,
                     cfg,
-                    &[Arg::Buf(&a), Arg::Buf(&b), Arg::Buf(&out), Arg::U64(count)],
+                    &[Arg::Buf(a), Arg::Buf(b), Arg::Buf(&out), Arg::U64(count)],
                 )
             },
             &mut || {
@@ -64,12 +66,12 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         }
     };
     let mut run = || match &kernel {
-        None => gpu.memcpy_dtod(&out, &a, (n * 4) as usize),
-        Some(k) => gpu.launch(k, cfg, &[Arg::Buf(&a), Arg::Buf(&out), Arg::U64(count)]),
+        None => gpu.memcpy_dtod(&out, a, (n * 4) as usize),
+        Some(k) => gpu.launch(k, cfg, &[Arg::Buf(a), Arg::Buf(&out), Arg::U64(count)]),
     };
     // A copy must be exact.
     check_and_time(gpu, item, 0.0, &[&out], &mut run, &mut || {
         let o = gpu.download_f32(&out, n as usize)?;
-        Ok(rel_error_f32(&o, &a_host))
+        Ok(rel_error_f32(&o, a_host))
     })
 }

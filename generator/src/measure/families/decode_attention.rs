@@ -15,7 +15,7 @@ use super::super::gpu::{Arg, DevBuf, Gpu, Launch};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
 use super::super::plan::Item;
 use super::super::quant::{quantize_rows_par, Format};
-use super::super::reference::{bf16_to_f32, mix, random_bf16, rel_error};
+use super::super::reference::{bf16_to_f32, mix, par_map, random_bf16, rel_error};
 use super::super::results::{FailStage, Timing};
 use super::memcpy_baseline_bytes;
 
@@ -77,17 +77,33 @@ pub fn shuffled(n: usize, seed: u64) -> Vec<u32> {
 /// `perm` (logical block j of sequence s goes to pool block perm[s·ctx/16 + j]).
 pub fn to_pool(kv: &[u16], s: Shape, perm: &[u32]) -> Vec<u16> {
     let nb = s.ctx / PAGE;
-    let mut pool = vec![0u16; kv.len()];
-    for seq in 0..s.b {
-        for j in 0..nb {
-            let p = perm[seq * nb + j] as usize;
-            for h in 0..s.hkv {
-                let src = ((seq * s.hkv + h) * s.ctx + j * PAGE) * D;
-                let dst = (p * s.hkv + h) * PAGE * D;
-                pool[dst..dst + PAGE * D].copy_from_slice(&kv[src..src + PAGE * D]);
-            }
-        }
+    let block = s.hkv * PAGE * D;
+    // Pool block p holds logical block inv[p]; each thread fills whole pool blocks (a 1 GiB cache
+    // copied on one core took seconds of the suite).
+    let mut inv = vec![0usize; perm.len()];
+    for (logical, &p) in perm.iter().enumerate() {
+        inv[p as usize] = logical;
     }
+    let mut pool = vec![0u16; kv.len()];
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(64);
+    let per = perm.len().div_ceil(threads).max(1) * block;
+    std::thread::scope(|sc| {
+        for (t, part) in pool.chunks_mut(per).enumerate() {
+            let inv = &inv;
+            sc.spawn(move || {
+                for (i, dst) in part.chunks_mut(block).enumerate() {
+                    let logical = inv[t * (per / block) + i];
+                    let (seq, j) = (logical / nb, logical % nb);
+                    for h in 0..s.hkv {
+                        let src = ((seq * s.hkv + h) * s.ctx + j * PAGE) * D;
+                        dst[h * PAGE * D..][..PAGE * D].copy_from_slice(&kv[src..src + PAGE * D]);
+                    }
+                }
+            });
+        }
+    });
     pool
 }
 
@@ -123,14 +139,18 @@ fn checked_rel(out: &[f32], q: &[f32], k: &[f32], v: &[f32], s: Shape) -> f64 {
     }
     let mut seqs = vec![0, s.b - 1];
     seqs.dedup();
-    let mut got = Vec::new();
-    let mut want = Vec::new();
-    for &seq in &seqs {
-        for qh in 0..s.hq {
-            got.extend_from_slice(&out[(seq * s.hq + qh) * D..][..D]);
-            want.extend(reference_row(q, k, v, s, seq, qh));
-        }
-    }
+    let rows: Vec<(usize, usize)> = seqs
+        .iter()
+        .flat_map(|&seq| (0..s.hq).map(move |qh| (seq, qh)))
+        .collect();
+    let want: Vec<f64> = par_map(rows.len(), |i| reference_row(q, k, v, s, rows[i].0, rows[i].1))
+        .into_iter()
+        .flatten()
+        .collect();
+    let got: Vec<f32> = rows
+        .iter()
+        .flat_map(|&(seq, qh)| out[(seq * s.hq + qh) * D..][..D].iter().copied())
+        .collect();
     rel_error(&got, &want)
 }
 
@@ -158,15 +178,37 @@ fn upload_quantized(
     Ok((codes, scales, q.dequant))
 }
 
-/// The cache a variant reads, from the BF16 bits and values of K (`k`) and V (`v`).
-fn make_cache(
-    gpu: &Gpu,
-    variant: &str,
-    s: Shape,
-    (kb, kh): (&[u16], &[f32]),
-    (vb, vh): (&[u16], &[f32]),
-    seed: u64,
-) -> anyhow::Result<Cache> {
+/// K and V of one shape on the host: BF16 bits and their exact values. Shared by the shape's
+/// variants (see `Ctx::shared`); each variant draws its own query.
+struct HostKv {
+    kb: Vec<u16>,
+    kh: Vec<f32>,
+    vb: Vec<u16>,
+    vh: Vec<f32>,
+}
+
+impl HostKv {
+    fn new(s: Shape, seed: u64) -> HostKv {
+        let (kb, kh) = random_bf16(s.kv_elems(), seed ^ 0x4b, -1.0, 1.0);
+        let (vb, vh) = random_bf16(s.kv_elems(), seed ^ 0x56, -1.0, 1.0);
+        HostKv { kb, kh, vb, vh }
+    }
+}
+
+/// The cache layouts, each a `Ctx::shared` slot: the variants reading the same layout of a
+/// shape share one device copy.
+fn layout_slot(variant: &str) -> &'static str {
+    match variant {
+        "paged" | "paged_v2" => "decode_kv_paged",
+        "kv_int8" => "decode_kv_int8",
+        "kv_fp8" => "decode_kv_fp8",
+        _ => "decode_kv_contiguous",
+    }
+}
+
+/// The cache a variant reads, from the shape's host K and V.
+fn make_cache(gpu: &Gpu, variant: &str, s: Shape, host: &HostKv, seed: u64) -> anyhow::Result<Cache> {
+    let (kb, kh, vb, vh) = (&host.kb, &host.kh, &host.vb, &host.vh);
     let rows = s.b * s.hkv * s.ctx;
     let fmt = match variant {
         "kv_int8" => Some(Format::Int8),
@@ -248,12 +290,15 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     }
     let nq = s.b * s.hq * D;
     let (qb, qh) = random_bf16(nq, seed ^ 0x51, -6.0, 6.0);
-    let (kb, kh) = random_bf16(s.kv_elems(), seed ^ 0x4b, -1.0, 1.0);
-    let (vb, vh) = random_bf16(s.kv_elems(), seed ^ 0x56, -1.0, 1.0);
+    let key = format!("b{} hq{} hkv{} ctx{}", s.b, s.hq, s.hkv, s.ctx);
+    let host = ctx.shared("decode_kv_host", &key, |_, seed| Ok(HostKv::new(s, seed)))?;
+    let variant = item.variant;
+    let cache = ctx.shared(layout_slot(variant), &key, |gpu, seed| {
+        Ok(make_cache(gpu, variant, s, &host, seed)?)
+    })?;
+    let (kh, vh) = (&host.kh, &host.vh);
     let (q, o) = (gpu.alloc(nq * 2)?, gpu.alloc(nq * 2)?);
     gpu.upload_u16(&q, &qb)?;
-    let cache = make_cache(gpu, item.variant, s, (&kb, &kh), (&vb, &vh), seed)?;
-    drop((kb, vb));
     let scale_log2 = std::f32::consts::LOG2_E / (D as f32).sqrt();
     let v2 = item.variant.ends_with("_v2");
     let splits = match item.variant {
@@ -353,9 +398,9 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let mut t = check_and_time(gpu, item, TOL, &[&o], &mut || run(), &mut || {
         let out = bf16_to_f32(&gpu.download_u16(&o, nq)?);
         if quantized {
-            vs_bf16 = checked_rel(&out, &qh, &kh, &vh, s);
+            vs_bf16 = checked_rel(&out, &qh, kh, vh, s);
         }
-        let (kv, vv) = cache.dequant.as_ref().map_or((&kh, &vh), |(k, v)| (k, v));
+        let (kv, vv) = cache.dequant.as_ref().map_or((kh, vh), |(k, v)| (k, v));
         Ok(checked_rel(&out, &qh, kv, vv, s))
     })?;
     if quantized {

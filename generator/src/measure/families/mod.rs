@@ -23,8 +23,9 @@ use super::plan::Item;
 use super::reference::rel_error_f32;
 use super::results::{Outcome, Timing};
 
-/// Run one family's items, reporting each outcome through `done` as soon as it is known.
-pub fn run(ctx: &mut Ctx, family: &str, items: &[Item], done: &mut dyn FnMut(&Item, Outcome)) {
+/// Run one family's items, reporting each outcome and its wall time in seconds through `done` as
+/// soon as it is known.
+pub fn run(ctx: &mut Ctx, family: &str, items: &[Item], done: &mut dyn FnMut(&Item, Outcome, f64)) {
     let f: fn(&mut Ctx, &Item) -> Res<Timing> = match family {
         "bandwidth" => bandwidth::measure,
         "transpose" => transpose::measure,
@@ -43,9 +44,11 @@ pub fn run(ctx: &mut Ctx, family: &str, items: &[Item], done: &mut dyn FnMut(&It
         _ => return,
     };
     for item in items {
+        let started = std::time::Instant::now();
         let out = to_outcome(f(ctx, item));
-        done(item, out);
+        done(item, out, started.elapsed().as_secs_f64());
     }
+    ctx.clear_shared();
 }
 
 /// Blocks of `threads` for `work` units (rounded up), as u64 for `Launch::linear`.
@@ -60,6 +63,26 @@ pub(crate) fn random_input(gpu: &Gpu, n: usize, seed: u64, lo: f32, hi: f32) -> 
     let dev = gpu.alloc_f32(n)?;
     gpu.upload_f32(&dev, &host)?;
     Ok((host, dev))
+}
+
+/// A shape's f32 input, on the host and on the device, shared by the shape's variants (see
+/// `Ctx::shared`; the slot names the family's input, the key is the item's parameters).
+pub(crate) struct SharedInput {
+    pub host: Vec<f32>,
+    pub dev: DevBuf,
+}
+
+pub(crate) fn shared_input(
+    ctx: &mut Ctx,
+    slot: &'static str,
+    item: &Item,
+    n: usize,
+    (lo, hi): (f32, f32),
+) -> Res<std::rc::Rc<SharedInput>> {
+    ctx.shared(slot, &format!("{:?}", item.params), |gpu, seed| {
+        let (host, dev) = random_input(gpu, n, seed, lo, hi)?;
+        Ok(SharedInput { host, dev })
+    })
 }
 
 /// The device-memcpy baseline of a memory-bound family: copy the input `src` (whose host copy is

@@ -11,11 +11,12 @@
 use super::super::gpu::{Arg, DevBuf, Dtype, RowMajorGemm};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
 use super::super::plan::Item;
-use super::super::quant::{quantize_rows_par, Format};
+use super::super::quant::{quantize_rows_par, Format, Quantized};
 use super::super::reference::{mix, random_bf16, rel_error};
 use super::super::results::{FailStage, Timing};
 use super::qgemv_layout::{repack_int4_fast, repack_int4_mma, repack_int8_fast};
 use super::{blocks, memcpy_baseline_bytes};
+use std::rc::Rc;
 
 const FILE: &str = "quant_gemv.cu";
 /// The tensor-core rung (`int4_mma`).
@@ -66,6 +67,40 @@ pub fn token_tile(batch: usize) -> usize {
     }
 }
 
+/// The N × K weight on the host (BF16 bits and values), shared by every batch and variant.
+struct HostWeight {
+    bits: Vec<u16>,
+    values: Vec<f32>,
+}
+
+/// A variant's weight on the device: codes (or BF16 bits) in its layout, and scales.
+struct DevWeight {
+    w: DevBuf,
+    scales: Option<DevBuf>,
+}
+
+/// The `Ctx::shared` slot of a variant's device weight: variants reading the same layout share it.
+fn layout_slot(variant: &str) -> &'static str {
+    match variant {
+        "int8" => "qgemv_int8",
+        "int8_fast" => "qgemv_int8_fast",
+        "int4" => "qgemv_int4",
+        "int4_fast" => "qgemv_int4_fast",
+        "int4_mma" => "qgemv_int4_mma",
+        "fp8" => "qgemv_fp8",
+        _ => "qgemv_bf16",
+    }
+}
+
+/// The slot of a format's quantization (codes, scales, dequantized values) on the host.
+fn quant_slot(fmt: Format) -> &'static str {
+    match fmt {
+        Format::Int8 => "qgemv_q_int8",
+        Format::Int4 => "qgemv_q_int4",
+        Format::Fp8 => "qgemv_q_fp8",
+    }
+}
+
 pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let (m, n, k) = (
         item.p("batch") as usize,
@@ -91,7 +126,12 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     if item.variant == "memcpy" {
         return memcpy_baseline_bytes(gpu, item, n * k * 2, seed); // the BF16 weight
     }
-    let (wb, wh) = random_bf16(n * k, seed ^ 0x77, -1.0, 1.0);
+    let key = format!("n{n} k{k}");
+    let host = ctx.shared("qgemv_w_host", &key, |_, seed| {
+        let (bits, values) = random_bf16(n * k, seed ^ 0x77, -1.0, 1.0);
+        Ok(HostWeight { bits, values })
+    })?;
+    let wh = &host.values;
     let (xb, xh) = random_bf16(m * k, seed ^ 0x78, -1.0, 1.0);
     let y = gpu.alloc_f32(m * n)?;
     let rows = sample_rows(n, seed);
@@ -101,12 +141,34 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         "fp8" => Some(Format::Fp8),
         _ => None,
     };
+    let quantized: Option<Rc<Quantized>> = match fmt {
+        None => None,
+        Some(f) => Some(ctx.shared(quant_slot(f), &key, |_, _| Ok(quantize_rows_par(wh, n, k, f)))?),
+    };
+    // The kernel's weight: codes (or BF16 bits) in the variant's layout, and scales.
+    let variant = item.variant;
+    let dev = ctx.shared(layout_slot(variant), &key, |gpu, _| {
+        let Some(q) = quantized.as_deref() else {
+            let w = gpu.alloc(n * k * 2)?;
+            gpu.upload_u16(&w, &host.bits)?;
+            return Ok(DevWeight { w, scales: None });
+        };
+        let (w, s) = (gpu.alloc(q.codes.len())?, gpu.alloc_f32(q.scales.len())?);
+        match variant {
+            "int4_fast" => gpu.upload_bytes(&w, &repack_int4_fast(&q.codes, n, k))?,
+            "int4_mma" => gpu.upload_bytes(&w, &repack_int4_mma(&q.codes, n, k))?,
+            "int8_fast" => gpu.upload_bytes(&w, &repack_int8_fast(&q.codes, n, k))?,
+            _ => gpu.upload_bytes(&w, &q.codes)?,
+        }
+        gpu.upload_f32(&s, &q.scales)?;
+        Ok(DevWeight { w, scales: Some(s) })
+    })?;
+    let dequant = quantized.as_ref().map(|q| &q.dequant);
     if item.variant == "cublas" {
         if !gpu.has_cublas() {
             return Err(Fail::new(FailStage::Unsupported, "cuBLAS library not found"));
         }
-        let (w, x) = (gpu.alloc(n * k * 2)?, gpu.alloc(m * k * 2)?);
-        gpu.upload_u16(&w, &wb)?;
+        let x = gpu.alloc(m * k * 2)?;
         gpu.upload_u16(&x, &xb)?;
         return check_and_time(
             gpu,
@@ -122,7 +184,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                     alpha: 1.0,
                     a: &x,
                     stride_a: 0,
-                    b: &w,
+                    b: &dev.w,
                     stride_b: 0,
                     b_is_nk: true,
                     c: &y,
@@ -134,7 +196,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                 Ok(sampled_rel(
                     &gpu.download_f32(&y, m * n)?,
                     &xh,
-                    &wh,
+                    wh,
                     m,
                     n,
                     k,
@@ -143,31 +205,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             },
         );
     }
-    // The kernel's weight: codes (or BF16 bits) and scales, and the dequantized values it
-    // multiplies when quantized (otherwise the BF16 values themselves).
-    let (w, scales, dequant): (DevBuf, Option<DevBuf>, Option<Vec<f32>>) = match fmt {
-        None => {
-            let w = gpu.alloc(n * k * 2)?;
-            gpu.upload_u16(&w, &wb)?;
-            (w, None, None)
-        }
-        Some(f) => {
-            let q = quantize_rows_par(&wh, n, k, f);
-            let (w, s) = (gpu.alloc(q.codes.len())?, gpu.alloc_f32(q.scales.len())?);
-            if item.variant == "int4_fast" {
-                gpu.upload_bytes(&w, &repack_int4_fast(&q.codes, n, k))?;
-            } else if mma {
-                gpu.upload_bytes(&w, &repack_int4_mma(&q.codes, n, k))?;
-            } else if item.variant == "int8_fast" {
-                gpu.upload_bytes(&w, &repack_int8_fast(&q.codes, n, k))?;
-            } else {
-                gpu.upload_bytes(&w, &q.codes)?;
-            }
-            gpu.upload_f32(&s, &q.scales)?;
-            (w, Some(s), Some(q.dequant))
-        }
-    };
-    drop(wb);
+    let (w, scales) = (&dev.w, &dev.scales);
     let x = gpu.alloc_f32(m * k)?;
     gpu.upload_f32(&x, &xh)?;
     let tile = token_tile(m);
@@ -194,7 +232,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                 &kern,
                 cfg,
                 &[
-                    Arg::Buf(&w),
+                    Arg::Buf(w),
                     scales.as_ref().map_or(Arg::U64(0), Arg::Buf),
                     Arg::Buf(&x),
                     Arg::Buf(&y),
@@ -207,12 +245,12 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         &mut || {
             let out = gpu.download_f32(&y, m * n)?;
             if fmt.is_some() {
-                vs_bf16 = sampled_rel(&out, &xh, &wh, m, n, k, &rows);
+                vs_bf16 = sampled_rel(&out, &xh, wh, m, n, k, &rows);
             }
             Ok(sampled_rel(
                 &out,
                 &xh,
-                dequant.as_deref().unwrap_or(&wh),
+                dequant.map_or(wh.as_slice(), |d| d.as_slice()),
                 m,
                 n,
                 k,

@@ -14,7 +14,7 @@ use super::super::reference::{
 };
 use super::super::results::{FailStage, Timing};
 use super::rows::{row_split, RowSplit};
-use super::{blocks, memcpy_baseline, random_input};
+use super::{blocks, memcpy_baseline, random_input, shared_input};
 
 const FILE: &str = "rmsnorm.cu";
 const EPS: f32 = 1e-6;
@@ -28,9 +28,10 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let (rows, cols) = (item.p("rows") as usize, item.p("cols") as usize);
     let seed = ctx.seed(item);
     let gpu = ctx.gpu;
-    let (x, input) = random_input(gpu, rows * cols, seed, -1.0, 1.0)?;
+    let shared = shared_input(ctx, "rmsnorm_input", item, rows * cols, (-1.0, 1.0))?;
+    let (x, input) = (&shared.host, &shared.dev);
     if item.baseline {
-        return memcpy_baseline(gpu, item, &input, &x);
+        return memcpy_baseline(gpu, item, input, x);
     }
     let out = gpu.alloc_f32(rows * cols)?;
 
@@ -55,7 +56,10 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             (ctx.kernel(FILE, item.variant)?, Launch::linear(rows as u64, 256)?)
         }
     };
-    let scale = rmsnorm_row_scale(&x, rows, cols, EPS as f64);
+    let scale_rc = ctx.shared("rmsnorm_scale", &format!("{:?}", item.params), |_, _| {
+        Ok(rmsnorm_row_scale(x, rows, cols, EPS as f64))
+    })?;
+    let scale: &[f64] = &scale_rc;
     check_and_time(
         gpu,
         item,
@@ -66,7 +70,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                 &k,
                 cfg,
                 &[
-                    Arg::Buf(&input),
+                    Arg::Buf(input),
                     Arg::Buf(&w),
                     Arg::Buf(&out),
                     Arg::I32(rows as i32),

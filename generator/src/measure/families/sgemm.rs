@@ -169,5 +169,5 @@ fn cublas_reference(
     let c = gpu.alloc_f32(m * n)?;
     gpu.fill_nan(&c)?;
     gpu.sgemm_cublas(m, n, k, a, b, &c)?;
-    gpu.download_f32(&c, m * n)
+    Ok(gpu.download_f32(&c, m * n)?.into_vec())
 }

@@ -10,28 +10,31 @@ use super::super::plan::Item;
 use super::super::reference::{rel_error_fn, softmax_at, softmax_row_stats};
 use super::super::results::{FailStage, Timing};
 use super::rows::{row_split, RowSplit};
-use super::{memcpy_baseline, random_input};
+use super::{memcpy_baseline, shared_input};
 
 const FILE: &str = "softmax.cu";
 
 pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let (rows, cols) = (item.p("rows") as usize, item.p("cols") as usize);
-    let seed = ctx.seed(item);
     let gpu = ctx.gpu;
     // Scores in [-8, 8): exp spans e^16, enough to make the max subtraction matter.
-    let (x, input) = random_input(gpu, rows * cols, seed, -8.0, 8.0)?;
+    let shared = shared_input(ctx, "softmax_input", item, rows * cols, (-8.0, 8.0))?;
+    let (x, input) = (&shared.host, &shared.dev);
     if item.baseline {
-        return memcpy_baseline(gpu, item, &input, &x);
+        return memcpy_baseline(gpu, item, input, x);
     }
     let out = gpu.alloc_f32(rows * cols)?;
 
     let row_max = gpu.alloc_f32(rows)?;
     let row_sum = gpu.alloc_f32(rows)?;
     let per_row = Launch::linear(rows as u64, 256)?;
-    let stats = softmax_row_stats(&x, rows, cols);
+    let stats_rc = ctx.shared("softmax_stats", &format!("{:?}", item.params), |_, _| {
+        Ok(softmax_row_stats(x, rows, cols))
+    })?;
+    let stats: &[(f64, f64)] = &stats_rc;
     let mut check = || {
         let o = gpu.download_f32(&out, rows * cols)?;
-        Ok(rel_error_fn(&o, |i| softmax_at(&x, &stats, cols, i)))
+        Ok(rel_error_fn(&o, |i| softmax_at(x, stats, cols, i)))
     };
     let tol = 1e-5;
     match item.variant {
@@ -47,12 +50,12 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                 tol,
                 &[&out, &row_max, &row_sum],
                 &mut || {
-                    gpu.launch(&k1, per_row, &[Arg::Buf(&input), Arg::Buf(&row_max), c_arg(cols)])?;
+                    gpu.launch(&k1, per_row, &[Arg::Buf(input), Arg::Buf(&row_max), c_arg(cols)])?;
                     gpu.launch(
                         &k2,
                         per_row,
                         &[
-                            Arg::Buf(&input),
+                            Arg::Buf(input),
                             Arg::Buf(&row_max),
                             Arg::Buf(&row_sum),
                             c_arg(cols),
@@ -62,7 +65,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                         &k3,
                         per_row,
                         &[
-                            Arg::Buf(&input),
+                            Arg::Buf(input),
                             Arg::Buf(&row_max),
                             Arg::Buf(&row_sum),
                             Arg::Buf(&out),
@@ -88,7 +91,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                         &k1,
                         per_row,
                         &[
-                            Arg::Buf(&input),
+                            Arg::Buf(input),
                             Arg::Buf(&row_max),
                             Arg::Buf(&row_sum),
                             c_arg(cols),
@@ -98,7 +101,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                         &k2,
                         per_row,
                         &[
-                            Arg::Buf(&input),
+                            Arg::Buf(input),
                             Arg::Buf(&row_max),
                             Arg::Buf(&row_sum),
                             Arg::Buf(&out),
@@ -115,7 +118,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                 RowSplit::Cluster(cfg) => (ctx.kernel(FILE, "softmax_cluster")?, cfg, false),
             };
             // softmax_warp takes (x, y, rows, cols), softmax_cluster (x, y, cols).
-            let mut args = vec![Arg::Buf(&input), Arg::Buf(&out)];
+            let mut args = vec![Arg::Buf(input), Arg::Buf(&out)];
             if with_rows {
                 args.push(Arg::I32(rows as i32));
             }
@@ -142,7 +145,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                 item,
                 tol,
                 &[&out],
-                &mut || gpu.launch(&k, per_row, &[Arg::Buf(&input), Arg::Buf(&out), c_arg(cols)]),
+                &mut || gpu.launch(&k, per_row, &[Arg::Buf(input), Arg::Buf(&out), c_arg(cols)]),
                 &mut check,
             )
         }

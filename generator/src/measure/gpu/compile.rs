@@ -15,60 +15,46 @@ impl Gpu {
         source: &str,
         arch_specific: bool,
     ) -> std::result::Result<Module, CompileFailure> {
-        use cudarc::nvrtc;
-        // SAFETY: probes the shared library only.
-        if !unsafe { nvrtc::sys::is_culib_present() } {
-            return Err(CompileFailure {
-                log: "NVRTC library not found".into(),
-            });
-        }
-        if source.contains('\0') {
-            return Err(CompileFailure {
-                log: format!("{file}(1): error: source contains a NUL byte"),
-            });
-        }
-        let opts = nvrtc::CompileOptions {
-            options: vec![
-                format!(
-                    "--gpu-architecture={}",
-                    if arch_specific {
-                        self.arch_specific()
-                    } else {
-                        self.arch()
-                    }
-                ),
-                "--std=c++17".into(),
-            ],
-            name: Some(file.to_string()),
-            ..Default::default()
-        };
-        let src = source.to_string();
-        let compiled = std::panic::catch_unwind(move || nvrtc::compile_ptx_with_opts(src, opts));
-        let ptx = match compiled {
-            Err(_) => {
-                return Err(CompileFailure {
-                    log: "NVRTC panicked".into(),
+        compile_and_load(&self.ctx, &self.target(arch_specific), file, source)
+    }
+
+    /// Compile and load several kernel files at once, one thread each: NVRTC and the driver's
+    /// PTX compiler take seconds for the larger files, and a suite compiles a dozen of them.
+    /// Input: (file, source, arch_specific). Output in the same order.
+    pub fn compile_many(
+        &self,
+        files: &[(&str, &str, bool)],
+    ) -> Vec<std::result::Result<Module, CompileFailure>> {
+        let jobs: Vec<(String, &str, &str)> = files
+            .iter()
+            .map(|(f, src, a)| (self.target(*a), *f, *src))
+            .collect();
+        let ctx = &self.ctx;
+        std::thread::scope(|s| {
+            let handles: Vec<_> = jobs
+                .iter()
+                .map(|(arch, f, src)| s.spawn(move || compile_and_load(ctx, arch, f, src)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(CompileFailure {
+                            log: "compile thread panicked".into(),
+                        })
+                    })
                 })
-            }
-            Ok(Err(nvrtc::CompileError::CompileError { log, .. })) => {
-                return Err(CompileFailure {
-                    log: log.to_string_lossy().into_owned(),
-                })
-            }
-            Ok(Err(e)) => {
-                return Err(CompileFailure {
-                    log: format!("NVRTC: {e:?}"),
-                })
-            }
-            Ok(Ok(ptx)) => ptx,
-        };
-        let module = self.ctx.load_module(ptx).map_err(|e| CompileFailure {
-            log: format!("loading the PTX of {file} failed: {e:?}"),
-        })?;
-        Ok(Module {
-            module,
-            file: file.to_string(),
+                .collect()
         })
+    }
+
+    /// The --gpu-architecture value: [`Gpu::arch_specific`]'s target or the portable one.
+    fn target(&self, arch_specific: bool) -> String {
+        if arch_specific {
+            self.arch_specific()
+        } else {
+            self.arch()
+        }
     }
 
     /// Look up a kernel function in a compiled module.
@@ -87,6 +73,60 @@ impl Gpu {
             func,
         })
     }
+}
+
+/// Compile one kernel file with NVRTC for `arch` and load it into `ctx` (thread-safe: NVRTC
+/// programs are independent and the driver loads modules from any thread).
+fn compile_and_load(
+    ctx: &Arc<CudaContext>,
+    arch: &str,
+    file: &str,
+    source: &str,
+) -> std::result::Result<Module, CompileFailure> {
+    use cudarc::nvrtc;
+    // SAFETY: probes the shared library only.
+    if !unsafe { nvrtc::sys::is_culib_present() } {
+        return Err(CompileFailure {
+            log: "NVRTC library not found".into(),
+        });
+    }
+    if source.contains('\0') {
+        return Err(CompileFailure {
+            log: format!("{file}(1): error: source contains a NUL byte"),
+        });
+    }
+    let opts = nvrtc::CompileOptions {
+        options: vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()],
+        name: Some(file.to_string()),
+        ..Default::default()
+    };
+    let src = source.to_string();
+    let compiled = std::panic::catch_unwind(move || nvrtc::compile_ptx_with_opts(src, opts));
+    let ptx = match compiled {
+        Err(_) => {
+            return Err(CompileFailure {
+                log: "NVRTC panicked".into(),
+            })
+        }
+        Ok(Err(nvrtc::CompileError::CompileError { log, .. })) => {
+            return Err(CompileFailure {
+                log: log.to_string_lossy().into_owned(),
+            })
+        }
+        Ok(Err(e)) => {
+            return Err(CompileFailure {
+                log: format!("NVRTC: {e:?}"),
+            })
+        }
+        Ok(Ok(ptx)) => ptx,
+    };
+    let module = ctx.load_module(ptx).map_err(|e| CompileFailure {
+        log: format!("loading the PTX of {file} failed: {e:?}"),
+    })?;
+    Ok(Module {
+        module,
+        file: file.to_string(),
+    })
 }
 
 /// Compile `source` (named `file`) with NVRTC for `arch` (e.g. "sm_90") without a GPU.

@@ -57,10 +57,12 @@ impl Gpu {
             blas: None,
             blas_version: None,
             flush: None,
+            host_f32: Default::default(),
+            host_u16: Default::default(),
             info,
             cc,
         };
-        gpu.flush = Some(gpu.alloc(L2_FLUSH_BYTES)?);
+        gpu.flush = Some(gpu.make_flush()?);
         gpu.init_blas();
         Ok(Some(gpu))
     }

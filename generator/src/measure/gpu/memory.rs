@@ -63,14 +63,14 @@ impl Gpu {
     }
 
     /// Download 16-bit words (BF16 bit patterns).
-    pub fn download_u16(&self, src: &DevBuf, n: usize) -> Result<Vec<u16>> {
+    pub fn download_u16(&self, src: &DevBuf, n: usize) -> Result<HostVec<u16>> {
         if n * 2 > src.bytes {
             bail!(
                 "download of {n} 16-bit words from a buffer of {} bytes",
                 src.bytes
             );
         }
-        let mut out = vec![0u16; n];
+        let mut out = HostVec::take(&self.host_u16, n);
         self.sync()?;
         // SAFETY: bounds checked above; synchronous copy.
         drv(unsafe { dr::memcpy_dtoh_sync(&mut out, src.ptr) }, "copy to host")?;
@@ -89,11 +89,11 @@ impl Gpu {
         drv(unsafe { dr::memcpy_htod_sync(dst.ptr, src) }, "copy to device")
     }
 
-    pub fn download_f32(&self, src: &DevBuf, n: usize) -> Result<Vec<f32>> {
+    pub fn download_f32(&self, src: &DevBuf, n: usize) -> Result<HostVec<f32>> {
         if n * 4 > src.bytes {
             bail!("download of {n} floats from a buffer of {} bytes", src.bytes);
         }
-        let mut out = vec![0f32; n];
+        let mut out = HostVec::take(&self.host_f32, n);
         self.sync()?;
         // SAFETY: bounds checked above; synchronous copy.
         drv(unsafe { dr::memcpy_dtoh_sync(&mut out, src.ptr) }, "copy to host")?;
@@ -131,5 +131,67 @@ impl Gpu {
             unsafe { dr::memcpy_dtod_async(dst.ptr, src.ptr, bytes, self.stream) },
             "cuMemcpyDtoD",
         )
+    }
+}
+
+/// Host buffers that downloads reuse: a check downloads up to a gigabyte, and a fresh allocation
+/// that size is a fresh mapping whose first touch faults every page in (seconds per suite family
+/// on the lent VMs). A few buffers are kept and handed out again.
+pub type HostPool<T> = Rc<RefCell<Vec<Vec<T>>>>;
+
+/// A downloaded array. Reads like a slice; its buffer goes back to the device's pool when
+/// dropped (`into_vec` keeps it instead).
+pub struct HostVec<T: Copy + Default> {
+    v: Vec<T>,
+    pool: HostPool<T>,
+}
+
+/// Buffers kept per element type.
+const POOL_KEEP: usize = 3;
+
+impl<T: Copy + Default> HostVec<T> {
+    /// A buffer of `n` elements from `pool` (the largest kept one, grown if needed). Its contents
+    /// are stale: the caller overwrites all `n`.
+    fn take(pool: &HostPool<T>, n: usize) -> HostVec<T> {
+        let mut v = pool.borrow_mut().pop().unwrap_or_default();
+        v.truncate(n);
+        v.resize(n, T::default());
+        HostVec {
+            v,
+            pool: pool.clone(),
+        }
+    }
+
+    /// The contents as an owned vector (its buffer leaves the pool).
+    pub fn into_vec(mut self) -> Vec<T> {
+        std::mem::take(&mut self.v)
+    }
+}
+
+impl<T: Copy + Default> std::ops::Deref for HostVec<T> {
+    type Target = Vec<T>;
+    fn deref(&self) -> &Vec<T> {
+        &self.v
+    }
+}
+
+impl<T: Copy + Default> std::ops::DerefMut for HostVec<T> {
+    fn deref_mut(&mut self) -> &mut Vec<T> {
+        &mut self.v
+    }
+}
+
+impl<T: Copy + Default> Drop for HostVec<T> {
+    fn drop(&mut self) {
+        if self.v.capacity() == 0 {
+            return;
+        }
+        let mut pool = self.pool.borrow_mut();
+        pool.push(std::mem::take(&mut self.v));
+        // Keep the largest few (most reuse, fewest faults).
+        pool.sort_by_key(|v| v.capacity());
+        if pool.len() > POOL_KEEP {
+            pool.remove(0);
+        }
     }
 }

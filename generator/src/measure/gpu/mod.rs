@@ -25,11 +25,14 @@ mod memory;
 mod timing;
 
 pub use compile::nvrtc_compile_only;
+use memory::HostPool;
 
 use super::results::DeviceInfo;
 use anyhow::{anyhow, bail, Context as _, Result};
 use cudarc::driver::{result as dr, sys, CudaContext, CudaFunction, CudaModule};
+use std::cell::RefCell;
 use std::ffi::c_void;
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// A device buffer. Freed on drop. Sizes are in bytes.
@@ -163,13 +166,23 @@ pub struct Gpu {
     stream: sys::CUstream,
     blas: Option<cudarc::cublas::sys::cublasHandle_t>,
     blas_version: Option<i32>,
-    flush: Option<DevBuf>,
+    flush: Option<Flush>,
+    host_f32: HostPool<f32>,
+    host_u16: HostPool<u16>,
     info: DeviceInfo,
     cc: (i32, i32),
 }
 
-/// Bytes written between timed repetitions to push earlier data out of L2 (50 MB on an H100).
+/// Bytes read between timed repetitions to push earlier data out of L2 (50 MB on an H100).
 const L2_FLUSH_BYTES: usize = 256 << 20;
+
+/// The L2 flush: a buffer five times an H100's L2 and the kernel that reads it (see
+/// `timing.rs` for why it reads rather than writes). `reader` is `None` only if that tiny kernel
+/// failed to compile; the flush then writes the buffer, as the first harness did.
+struct Flush {
+    buf: DevBuf,
+    reader: Option<(Module, Kernel)>,
+}
 
 fn drv<T>(r: std::result::Result<T, dr::DriverError>, what: &str) -> Result<T> {
     r.map_err(|e| anyhow!("{what}: {e:?}"))
