@@ -413,3 +413,38 @@ fn shipped_tensor_core_and_attention_results_render() {
         "{html}"
     );
 }
+
+#[test]
+fn prune_drops_only_unplanned_records_of_the_measured_families() {
+    use hdlc::measure::{plan, store::prune_unplanned};
+    let planned = plan::items("bandwidth");
+    let kept = planned.iter().find(|i| i.variant == "copy_vec4").unwrap();
+    let mut in_plan = ok("bandwidth", "copy_vec4", kept.p("n"), 1.0);
+    in_plan.params = kept.params.clone();
+    let mut file = ResultsFile {
+        schema: SCHEMA_VERSION,
+        device: device(),
+        records: vec![
+            in_plan,
+            ok("bandwidth", "copy_vec4", 12345, 1.0), // a size the plan no longer has
+            ok("bandwidth", "retired_variant", kept.p("n"), 1.0),
+            ok("softmax", "anything", 7, 1.0), // a family not measured in this run
+            ok("lab_family", "x", 1, 1.0),
+        ],
+    };
+    assert_eq!(prune_unplanned(&mut file, &["bandwidth"], &planned), 2);
+    let left: Vec<(&str, &str)> = file
+        .records
+        .iter()
+        .map(|r| (r.family.as_str(), r.variant.as_str()))
+        .collect();
+    assert_eq!(
+        left,
+        [
+            ("bandwidth", "copy_vec4"),
+            ("softmax", "anything"),
+            ("lab_family", "x")
+        ]
+    );
+    assert_eq!(file.records[0].params, kept.params);
+}

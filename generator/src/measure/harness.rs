@@ -6,7 +6,7 @@
 //! run's time, and time enough repetitions with CUDA events, the L2 flushed before each. A
 //! variant that fails its check is recorded as failed and never timed.
 
-use super::gpu::{DevBuf, Gpu, Kernel, Module};
+use super::gpu::{DevBuf, Gpu, Kernel, Module, PendingCompile};
 use super::plan::{self, Item};
 use super::reference;
 use super::results::{FailStage, Outcome, Timing};
@@ -99,6 +99,8 @@ pub struct Ctx<'g> {
     kernels_noted: std::collections::HashSet<String>,
     pub base_seed: u64,
     pub notes: Vec<String>,
+    /// Kernel files compiling on their own threads (see [`Ctx::precompile`]).
+    pending: HashMap<String, PendingCompile>,
     /// slot → (key, value): see [`Ctx::shared`].
     shared: HashMap<&'static str, (String, Rc<dyn Any>)>,
 }
@@ -112,6 +114,7 @@ impl<'g> Ctx<'g> {
             base_seed,
             notes: Vec::new(),
             shared: HashMap::new(),
+            pending: HashMap::new(),
         }
     }
 
@@ -162,28 +165,32 @@ impl<'g> Ctx<'g> {
         self.shared.clear();
     }
 
-    /// Compile the kernel files the coming items need, all at once (see `Gpu::compile_many`);
-    /// `kernel` then finds them compiled. Unknown files are left for `kernel` to report.
-    pub fn precompile<'a>(&mut self, files: impl IntoIterator<Item = &'a str>) {
-        let mut jobs: Vec<(&str, &str, bool)> = Vec::new();
+    /// Start compiling the kernel files the coming items need, each on its own thread (see
+    /// `Gpu::compile_in_background`); `kernel` waits for a file's thread when first asked for it.
+    pub fn precompile(&mut self, files: impl IntoIterator<Item = &'static str>) {
         for f in files {
-            if self.modules.contains_key(f) || jobs.iter().any(|j| j.0 == f) {
+            if self.modules.contains_key(f) || self.pending.contains_key(f) {
                 continue;
             }
             if let Some(src) = super::kernel_source(f) {
-                jobs.push((f, src, ARCH_SPECIFIC_FILES.contains(&f)));
+                let job = self
+                    .gpu
+                    .compile_in_background(f, src, ARCH_SPECIFIC_FILES.contains(&f));
+                self.pending.insert(f.to_string(), job);
             }
-        }
-        let compiled = self.gpu.compile_many(&jobs);
-        for ((file, ..), result) in jobs.into_iter().zip(compiled) {
-            let r = result.map_err(|f| super::nvrtc_log::describe_failure(file, &f.log));
-            self.modules.insert(file.to_string(), r);
         }
     }
 
     /// A kernel from a kernels/*.cu file; compile failures become `FailStage::Compile` with the
     /// file and line of each error.
     pub fn kernel(&mut self, file: &str, name: &str) -> Res<Kernel> {
+        if let Some(job) = self.pending.remove(file) {
+            let compiled = self
+                .gpu
+                .finish_compile(job)
+                .map_err(|f| super::nvrtc_log::describe_failure(file, &f.log));
+            self.modules.insert(file.to_string(), compiled);
+        }
         if !self.modules.contains_key(file) {
             let compiled = match super::kernel_source(file) {
                 None => Err(format!("{file}: no such kernel file is embedded")),

@@ -348,18 +348,14 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
             indicatif::ProgressBar::hidden()
         };
         let mut ctx = harness::Ctx::new(&gpu, base_seed);
-        // Every kernel file the items use (each item names its file), compiled in parallel
-        // before the first family; a file only some family's code names is compiled when asked.
-        let compile_started = Instant::now();
+        // Every kernel file the items use (each item names its file) starts compiling now, in
+        // parallel and beside the first families; a file only some family's code names is
+        // compiled when asked.
         ctx.precompile(
             todo.iter()
                 .filter(|(i, _, _)| i.skip.is_none())
                 .filter_map(|(i, _, _)| i.source_file),
         );
-        notes.push(format!(
-            "compiled the kernel files in {:.1} s",
-            compile_started.elapsed().as_secs_f64()
-        ));
         let mut family_times: Vec<String> = Vec::new();
         for fam in &selected {
             let batch: Vec<&(plan::Item, String, String)> =
@@ -455,6 +451,13 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
         }
         let mut measured = new_records.len();
         store::merge(&mut file, new_records);
+        let planned: Vec<plan::Item> = selected.iter().flat_map(|f| plan::items(f)).collect();
+        let pruned = store::prune_unplanned(&mut file, &selected, &planned);
+        if pruned > 0 {
+            notes.push(format!(
+                "dropped {pruned} record(s) of shapes or variants no longer planned"
+            ));
+        }
         if !lab_plan.is_empty() {
             // Kernels are done: keep their results before the (slower) labs start.
             store::save_atomic(&path, &file)?;

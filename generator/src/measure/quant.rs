@@ -32,16 +32,12 @@ pub fn e4m3_encode(x: f32) -> u8 {
     if a.is_nan() {
         return 0;
     }
-    // Codes 0..=0x7e are the non-negative finite values, increasing: binary search.
-    let (mut lo, mut hi) = (0u8, 0x7eu8);
-    while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
-        if e4m3_value(mid) <= a {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
+    // Codes 0..=0x7e are the non-negative finite values, increasing: binary search over their
+    // values, tabulated once (a gigabyte cache is half a billion encodes).
+    static VALUES: std::sync::OnceLock<[f32; 0x7f]> = std::sync::OnceLock::new();
+    let v = VALUES.get_or_init(|| std::array::from_fn(|c| e4m3_value(c as u8)));
+    let hi = v.partition_point(|&x| x <= a).clamp(1, 0x7e);
+    let (lo, hi) = ((hi - 1) as u8, hi as u8);
     let (dl, dh) = (a - e4m3_value(lo), e4m3_value(hi) - a);
     let code = if dl < dh || (dl == dh && lo % 2 == 0) {
         lo

@@ -76,6 +76,16 @@ pub fn merge(file: &mut ResultsFile, new: Vec<Record>) {
     });
 }
 
+/// Drop the records of the kernel families in `families` that no item of `planned` matches
+/// (shapes or variants the plan no longer has): they were measured by an older harness and would
+/// otherwise sit in the file, and in `bench`'s summary, as if current. Returns how many went.
+pub fn prune_unplanned(file: &mut ResultsFile, families: &[&str], planned: &[super::plan::Item]) -> usize {
+    let before = file.records.len();
+    file.records
+        .retain(|r| !families.contains(&r.family.as_str()) || planned.iter().any(|i| same_slot_item(r, i)));
+    before - file.records.len()
+}
+
 /// Write `file` to `path` atomically: a temporary file in the same directory, then a rename.
 pub fn save_atomic(path: &Path, file: &ResultsFile) -> Result<()> {
     let dir = path

@@ -6,6 +6,12 @@
 
 use super::*;
 
+/// A kernel file being compiled by NVRTC on another thread.
+pub struct PendingCompile {
+    file: &'static str,
+    job: std::thread::JoinHandle<std::result::Result<cudarc::nvrtc::Ptx, CompileFailure>>,
+}
+
 impl Gpu {
     /// Compile one kernel file with NVRTC for this device and load it; `arch_specific` asks for
     /// [`Gpu::arch_specific`]'s target instead of the portable one.
@@ -18,34 +24,31 @@ impl Gpu {
         compile_and_load(&self.ctx, &self.target(arch_specific), file, source)
     }
 
-    /// Compile and load several kernel files at once, one thread each: NVRTC and the driver's
-    /// PTX compiler take seconds for the larger files, and a suite compiles a dozen of them.
-    /// Input: (file, source, arch_specific). Output in the same order.
-    pub fn compile_many(
+    /// Start NVRTC on a kernel file on a thread of its own: NVRTC takes seconds for the larger
+    /// files and a suite compiles a dozen, so they compile side by side while the first families
+    /// run. Only NVRTC runs there; [`Gpu::finish_compile`] loads the PTX on the calling thread,
+    /// because a driver call on another thread could stall a launch between two timing events.
+    pub fn compile_in_background(
         &self,
-        files: &[(&str, &str, bool)],
-    ) -> Vec<std::result::Result<Module, CompileFailure>> {
-        let jobs: Vec<(String, &str, &str)> = files
-            .iter()
-            .map(|(f, src, a)| (self.target(*a), *f, *src))
-            .collect();
-        let ctx = &self.ctx;
-        std::thread::scope(|s| {
-            let handles: Vec<_> = jobs
-                .iter()
-                .map(|(arch, f, src)| s.spawn(move || compile_and_load(ctx, arch, f, src)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(CompileFailure {
-                            log: "compile thread panicked".into(),
-                        })
-                    })
-                })
-                .collect()
-        })
+        file: &'static str,
+        source: &'static str,
+        arch_specific: bool,
+    ) -> PendingCompile {
+        let arch = self.target(arch_specific);
+        PendingCompile {
+            file,
+            job: std::thread::spawn(move || compile_ptx(&arch, file, source)),
+        }
+    }
+
+    /// Wait for a background compile and load its PTX.
+    pub fn finish_compile(&self, pending: PendingCompile) -> std::result::Result<Module, CompileFailure> {
+        let ptx = pending.job.join().unwrap_or_else(|_| {
+            Err(CompileFailure {
+                log: "NVRTC thread panicked".into(),
+            })
+        })?;
+        load_ptx(&self.ctx, pending.file, ptx)
     }
 
     /// The --gpu-architecture value: [`Gpu::arch_specific`]'s target or the portable one.
@@ -83,6 +86,16 @@ fn compile_and_load(
     file: &str,
     source: &str,
 ) -> std::result::Result<Module, CompileFailure> {
+    load_ptx(ctx, file, compile_ptx(arch, file, source)?)
+}
+
+/// NVRTC alone (source to PTX): plain CPU work that never touches the driver, so it can run
+/// on another thread while kernels are being timed.
+fn compile_ptx(
+    arch: &str,
+    file: &str,
+    source: &str,
+) -> std::result::Result<cudarc::nvrtc::Ptx, CompileFailure> {
     use cudarc::nvrtc;
     // SAFETY: probes the shared library only.
     if !unsafe { nvrtc::sys::is_culib_present() } {
@@ -102,24 +115,26 @@ fn compile_and_load(
     };
     let src = source.to_string();
     let compiled = std::panic::catch_unwind(move || nvrtc::compile_ptx_with_opts(src, opts));
-    let ptx = match compiled {
-        Err(_) => {
-            return Err(CompileFailure {
-                log: "NVRTC panicked".into(),
-            })
-        }
-        Ok(Err(nvrtc::CompileError::CompileError { log, .. })) => {
-            return Err(CompileFailure {
-                log: log.to_string_lossy().into_owned(),
-            })
-        }
-        Ok(Err(e)) => {
-            return Err(CompileFailure {
-                log: format!("NVRTC: {e:?}"),
-            })
-        }
-        Ok(Ok(ptx)) => ptx,
-    };
+    match compiled {
+        Err(_) => Err(CompileFailure {
+            log: "NVRTC panicked".into(),
+        }),
+        Ok(Err(nvrtc::CompileError::CompileError { log, .. })) => Err(CompileFailure {
+            log: log.to_string_lossy().into_owned(),
+        }),
+        Ok(Err(e)) => Err(CompileFailure {
+            log: format!("NVRTC: {e:?}"),
+        }),
+        Ok(Ok(ptx)) => Ok(ptx),
+    }
+}
+
+/// Load PTX into the context (the driver compiles it to machine code here).
+fn load_ptx(
+    ctx: &Arc<CudaContext>,
+    file: &str,
+    ptx: cudarc::nvrtc::Ptx,
+) -> std::result::Result<Module, CompileFailure> {
     let module = ctx.load_module(ptx).map_err(|e| CompileFailure {
         log: format!("loading the PTX of {file} failed: {e:?}"),
     })?;

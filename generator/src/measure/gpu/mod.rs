@@ -24,7 +24,7 @@ mod launch;
 mod memory;
 mod timing;
 
-pub use compile::nvrtc_compile_only;
+pub use compile::{nvrtc_compile_only, PendingCompile};
 use memory::HostPool;
 
 use super::results::DeviceInfo;
