@@ -357,6 +357,8 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
                 .filter_map(|(i, _, _)| i.source_file),
         );
         let mut family_times: Vec<String> = Vec::new();
+        // HDLC_BENCH_TRACE=1: one line per item with where its wall time went.
+        let trace = std::env::var_os("HDLC_BENCH_TRACE").is_some_and(|v| v != "0");
         for fam in &selected {
             let batch: Vec<&(plan::Item, String, String)> =
                 todo.iter().filter(|(i, _, _)| i.family == *fam).collect();
@@ -364,8 +366,8 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
                 continue;
             }
             let family_started = Instant::now();
-            harness::take_phase_times();
             let mut item_secs: Vec<(String, f64)> = Vec::new();
+            let mut phases = (0.0, 0.0);
             let mut outcomes: Vec<(plan::Item, Outcome)> = Vec::new();
             let (skipped, runnable): (Vec<_>, Vec<_>) = batch
                 .iter()
@@ -383,10 +385,16 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
                 bar.inc(1);
             }
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                families::run(&mut ctx, fam, &runnable, &mut |item, outcome, secs| {
+                families::run(&mut ctx, fam, &runnable, &mut |item, outcome, t| {
                     bar.set_message(item.describe());
                     bar.inc(1);
-                    item_secs.push((item.describe(), secs));
+                    if trace {
+                        let (d, c, tm) = (item.describe(), t.check, t.timed);
+                        bar.suspend(|| eprintln!("item {d}: {:.2} s (checks {c:.2} s, timed {tm:.2} s)", t.total));
+                    }
+                    phases.0 += t.check;
+                    phases.1 += t.timed;
+                    item_secs.push((item.describe(), t.total));
                     outcomes.push((item.clone(), outcome));
                 });
             }));
@@ -408,7 +416,7 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
                 fam,
                 outcomes.len(),
                 family_started.elapsed().as_secs_f64(),
-                harness::take_phase_times(),
+                phases,
                 &mut item_secs,
             );
             // Printed as it happens too, so a run stopped by a time-out still says where it was.

@@ -111,13 +111,15 @@ pub(crate) const MEMCPY: (&str, &str) = ("memcpy", "device memcpy (cuMemcpyDtoD)
 /// 2^28 floats: 1 GiB per array.
 pub const N_1GIB: u64 = 1 << 28;
 
-/// Move the items of `variant` to the end of the run order. A device fault (a bad address, a
-/// trapped deadlock) poisons the whole CUDA context for the rest of the process, so the rungs
-/// built from the most intricate machinery (TMA and mbarriers, hand-laid tensor-core fragments)
-/// run after every other number is safe. Results files sort their records, so the order leaves
-/// no trace there.
-pub(crate) fn run_last(items: Vec<Item>, variant: &str) -> Vec<Item> {
-    let (last, mut first): (Vec<Item>, Vec<Item>) = items.into_iter().partition(|i| i.variant == variant);
+/// Move the items of `variants` to the end of the run order, keeping their own order (shape by
+/// shape, so the inputs a shape's variants share are made once for them). A device fault (a bad
+/// address, a trapped deadlock) poisons the whole CUDA context for the rest of the process, so
+/// the rungs built from the most intricate machinery (TMA and mbarriers, hand-laid tensor-core
+/// fragments) run after every other number is safe. Results files sort their records, so the
+/// order leaves no trace there.
+pub(crate) fn run_last(items: Vec<Item>, variants: &[&str]) -> Vec<Item> {
+    let (last, mut first): (Vec<Item>, Vec<Item>) =
+        items.into_iter().partition(|i| variants.contains(&i.variant));
     first.extend(last);
     first
 }
@@ -287,7 +289,7 @@ pub fn items(family: &str) -> Vec<Item> {
                     )
                 })
                 .collect(),
-            "tc_wgmma",
+            &["tc_wgmma"],
         ),
         "attention" => {
             let mut out = Vec::new();
@@ -354,14 +356,10 @@ pub fn items(family: &str) -> Vec<Item> {
                     }
                 }
             }
-            [
-                "flash_tc",
-                "flash_wgmma",
-                "flash_wgmma_pipe",
-                "flash_wgmma_pingpong",
-            ]
-            .iter()
-            .fold(out, |out, v| run_last(out, v))
+            run_last(
+                out,
+                &["flash_tc", "flash_wgmma", "flash_wgmma_pipe", "flash_wgmma_pingpong"],
+            )
         }
         "tp_gemm" | "decode_attention" | "quant_gemv" | "ssm_scan" => super::plan_infer::items(family),
         _ => Vec::new(),

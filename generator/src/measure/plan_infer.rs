@@ -203,7 +203,7 @@ pub fn items(family: &str) -> Vec<Item> {
                     ));
                 }
             }
-            run_last(out, "tc_wgmma")
+            run_last(out, &["tc_wgmma"])
         }
         _ => Vec::new(),
     }

@@ -23,9 +23,18 @@ use super::plan::Item;
 use super::reference::rel_error_f32;
 use super::results::{Outcome, Timing};
 
-/// Run one family's items, reporting each outcome and its wall time in seconds through `done` as
+/// Where one item's wall time went, in seconds: all of it, its checks, its timed runs (the rest
+/// is set-up: inputs, references, compiling).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ItemTime {
+    pub total: f64,
+    pub check: f64,
+    pub timed: f64,
+}
+
+/// Run one family's items, reporting each outcome and where its time went through `done` as
 /// soon as it is known.
-pub fn run(ctx: &mut Ctx, family: &str, items: &[Item], done: &mut dyn FnMut(&Item, Outcome, f64)) {
+pub fn run(ctx: &mut Ctx, family: &str, items: &[Item], done: &mut dyn FnMut(&Item, Outcome, ItemTime)) {
     let f: fn(&mut Ctx, &Item) -> Res<Timing> = match family {
         "bandwidth" => bandwidth::measure,
         "transpose" => transpose::measure,
@@ -45,8 +54,11 @@ pub fn run(ctx: &mut Ctx, family: &str, items: &[Item], done: &mut dyn FnMut(&It
     };
     for item in items {
         let started = std::time::Instant::now();
+        super::harness::take_phase_times();
         let out = to_outcome(f(ctx, item));
-        done(item, out, started.elapsed().as_secs_f64());
+        let (check, timed) = super::harness::take_phase_times();
+        let total = started.elapsed().as_secs_f64();
+        done(item, out, ItemTime { total, check, timed });
     }
     ctx.clear_shared();
 }

@@ -5,6 +5,7 @@
 //! GPU-less compile check, which are both here.
 
 use super::*;
+use std::ffi::CStr;
 
 /// A kernel file being compiled by NVRTC on another thread.
 pub struct PendingCompile {
@@ -89,54 +90,65 @@ fn compile_and_load(
     load_ptx(ctx, file, compile_ptx(arch, file, source)?)
 }
 
-/// NVRTC alone (source to PTX): plain CPU work that never touches the driver, so it can run
-/// on another thread while kernels are being timed.
+/// NVRTC alone: source to machine code for the device's architecture (a cubin; NVRTC runs the
+/// PTX assembler itself for a real `sm_XX` target), plain CPU work that never touches the driver,
+/// so it can run on another thread while kernels are being timed. Loading a cubin is then quick;
+/// loading PTX would make the driver assemble it on the measuring thread (seconds for the larger
+/// files). Falls back to PTX if NVRTC gives no cubin.
 fn compile_ptx(
     arch: &str,
     file: &str,
     source: &str,
 ) -> std::result::Result<cudarc::nvrtc::Ptx, CompileFailure> {
-    use cudarc::nvrtc;
+    use cudarc::nvrtc::{result, sys, Ptx};
+    use std::ffi::CString;
+    let fail = |log: String| CompileFailure { log };
     // SAFETY: probes the shared library only.
-    if !unsafe { nvrtc::sys::is_culib_present() } {
-        return Err(CompileFailure {
-            log: "NVRTC library not found".into(),
-        });
+    if !unsafe { sys::is_culib_present() } {
+        return Err(fail("NVRTC library not found".into()));
     }
-    if source.contains('\0') {
-        return Err(CompileFailure {
-            log: format!("{file}(1): error: source contains a NUL byte"),
-        });
-    }
-    let opts = nvrtc::CompileOptions {
-        options: vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()],
-        name: Some(file.to_string()),
-        ..Default::default()
+    let (Ok(src), Ok(name)) = (CString::new(source), CString::new(file)) else {
+        return Err(fail(format!("{file}(1): error: source contains a NUL byte")));
     };
-    let src = source.to_string();
-    let compiled = std::panic::catch_unwind(move || nvrtc::compile_ptx_with_opts(src, opts));
-    match compiled {
-        Err(_) => Err(CompileFailure {
-            log: "NVRTC panicked".into(),
-        }),
-        Ok(Err(nvrtc::CompileError::CompileError { log, .. })) => Err(CompileFailure {
-            log: log.to_string_lossy().into_owned(),
-        }),
-        Ok(Err(e)) => Err(CompileFailure {
-            log: format!("NVRTC: {e:?}"),
-        }),
-        Ok(Ok(ptx)) => Ok(ptx),
-    }
+    let prog = result::create_program(&src, Some(&name)).map_err(|e| fail(format!("NVRTC: {e:?}")))?;
+    let options = [format!("--gpu-architecture={arch}"), "--std=c++17".to_string()];
+    // SAFETY: `prog` was just created and is destroyed once, below; `src` and `name` outlive it.
+    let out = unsafe {
+        match result::compile_program(prog, &options) {
+            Err(e) => Err(fail(match result::get_program_log(prog) {
+                Ok(log) => CStr::from_ptr(log.as_ptr()).to_string_lossy().into_owned(),
+                Err(_) => format!("NVRTC: {e:?}"),
+            })),
+            Ok(()) => {
+                let mut size = 0usize;
+                let has_cubin = sys::nvrtcGetCUBINSize(prog, &mut size).result().is_ok() && size > 0;
+                if has_cubin {
+                    let mut cubin = vec![0u8; size];
+                    sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr().cast())
+                        .result()
+                        .map(|_| Ptx::from_binary(cubin))
+                        .map_err(|e| fail(format!("NVRTC: {e:?}")))
+                } else {
+                    result::get_ptx(prog)
+                        .map(|p| Ptx::from_src(CStr::from_ptr(p.as_ptr()).to_string_lossy().into_owned()))
+                        .map_err(|e| fail(format!("NVRTC: {e:?}")))
+                }
+            }
+        }
+    };
+    // SAFETY: created above, not used afterwards.
+    let _ = unsafe { result::destroy_program(prog) };
+    out
 }
 
-/// Load PTX into the context (the driver compiles it to machine code here).
+/// Load a cubin (or PTX, which the driver then compiles) into the context.
 fn load_ptx(
     ctx: &Arc<CudaContext>,
     file: &str,
     ptx: cudarc::nvrtc::Ptx,
 ) -> std::result::Result<Module, CompileFailure> {
     let module = ctx.load_module(ptx).map_err(|e| CompileFailure {
-        log: format!("loading the PTX of {file} failed: {e:?}"),
+        log: format!("loading the compiled {file} failed: {e:?}"),
     })?;
     Ok(Module {
         module,
