@@ -181,13 +181,24 @@ fn stale_variant_pulls_its_baseline_into_the_same_run() {
 fn intricate_rungs_run_last_grouped_by_shape() {
     use hdlc::measure::plan;
     for (family, last) in [
-        ("attention", &["flash_tc", "flash_wgmma", "flash_wgmma_pipe", "flash_wgmma_pingpong"][..]),
+        (
+            "attention",
+            &[
+                "flash_tc",
+                "flash_wgmma",
+                "flash_wgmma_pipe",
+                "flash_wgmma_pingpong",
+            ][..],
+        ),
         ("tc_gemm", &["tc_wgmma"][..]),
         ("tp_gemm", &["tc_wgmma"][..]),
     ] {
         let items = plan::items(family);
         let first_last = items.iter().position(|i| last.contains(&i.variant)).unwrap();
-        assert!(items[first_last..].iter().all(|i| last.contains(&i.variant)), "{family}");
+        assert!(
+            items[first_last..].iter().all(|i| last.contains(&i.variant)),
+            "{family}"
+        );
         // In each pass, a shape's items are adjacent: the shape changes at most once per shape.
         for pass in [&items[..first_last], &items[first_last..]] {
             let mut changes = 0;

@@ -390,7 +390,9 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
                     bar.inc(1);
                     if trace {
                         let (d, c, tm) = (item.describe(), t.check, t.timed);
-                        bar.suspend(|| eprintln!("item {d}: {:.2} s (checks {c:.2} s, timed {tm:.2} s)", t.total));
+                        bar.suspend(|| {
+                            eprintln!("item {d}: {:.2} s (checks {c:.2} s, timed {tm:.2} s)", t.total)
+                        });
                     }
                     phases.0 += t.check;
                     phases.1 += t.timed;

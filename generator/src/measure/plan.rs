@@ -358,7 +358,12 @@ pub fn items(family: &str) -> Vec<Item> {
             }
             run_last(
                 out,
-                &["flash_tc", "flash_wgmma", "flash_wgmma_pipe", "flash_wgmma_pingpong"],
+                &[
+                    "flash_tc",
+                    "flash_wgmma",
+                    "flash_wgmma_pipe",
+                    "flash_wgmma_pingpong",
+                ],
             )
         }
         "tp_gemm" | "decode_attention" | "quant_gemv" | "ssm_scan" => super::plan_infer::items(family),

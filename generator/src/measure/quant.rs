@@ -26,25 +26,29 @@ pub fn e4m3_value(code: u8) -> f32 {
 }
 
 /// The nearest E4M3 code to `x` (round to nearest, ties to the even code), saturating at ±448.
+/// Straight from the f32 bits (a gigabyte cache is half a billion encodes): the 23-bit mantissa
+/// rounded to 3 bits, or, below 2^-6, the value counted in steps of 2^-9 (the subnormals); a
+/// mantissa that rounds up to 8 carries into the exponent, as the codes are ordered by value.
 pub fn e4m3_encode(x: f32) -> u8 {
     let sign: u8 = if x.is_sign_negative() { 0x80 } else { 0 };
     let a = x.abs().min(E4M3_MAX);
     if a.is_nan() {
         return 0;
     }
-    // Codes 0..=0x7e are the non-negative finite values, increasing: binary search over their
-    // values, tabulated once (a gigabyte cache is half a billion encodes).
-    static VALUES: std::sync::OnceLock<[f32; 0x7f]> = std::sync::OnceLock::new();
-    let v = VALUES.get_or_init(|| std::array::from_fn(|c| e4m3_value(c as u8)));
-    let hi = v.partition_point(|&x| x <= a).clamp(1, 0x7e);
-    let (lo, hi) = ((hi - 1) as u8, hi as u8);
-    let (dl, dh) = (a - e4m3_value(lo), e4m3_value(hi) - a);
-    let code = if dl < dh || (dl == dh && lo % 2 == 0) {
-        lo
+    let bits = a.to_bits();
+    let exp = (bits >> 23) as i32 - 127;
+    let code = if exp < -6 {
+        // Subnormal (or zero): m · 2^-9 for m = 0..=8 (8 is the smallest normal, code 0x08).
+        (a * 512.0).round_ties_even() as u32
     } else {
-        hi
+        let man = bits & 0x7f_ffff;
+        let (mut m, rest) = (man >> 20, man & 0xf_ffff);
+        if rest > 0x8_0000 || (rest == 0x8_0000 && m & 1 == 1) {
+            m += 1;
+        }
+        (((exp + 7) as u32) << 3) + m // m = 8 carries into the exponent field
     };
-    sign | code
+    sign | code.min(0x7e) as u8
 }
 
 /// Symmetric scale for `max_abs` over `levels` (127 for int8, 7 for int4, 448 for E4M3);
@@ -87,7 +91,10 @@ pub fn quantize_rows(w: &[f32], rows: usize, cols: usize, fmt: Format) -> Quanti
 /// Scale groups per row and code bytes per row of a format.
 fn layout(cols: usize, fmt: Format) -> (usize, usize) {
     let group = if fmt == Format::Int4 { INT4_GROUP } else { cols };
-    assert!(cols.is_multiple_of(group), "{cols} columns do not split into groups of {group}");
+    assert!(
+        cols.is_multiple_of(group),
+        "{cols} columns do not split into groups of {group}"
+    );
     let code_bytes = if fmt == Format::Int4 { cols / 2 } else { cols };
     (cols / group, code_bytes)
 }
@@ -104,7 +111,14 @@ impl Quantized {
 }
 
 /// Quantize the rows of `w` into the given (zeroed) slices, sized for those rows.
-fn quantize_into(w: &[f32], cols: usize, fmt: Format, codes: &mut [u8], scales: &mut [f32], dequant: &mut [f32]) {
+fn quantize_into(
+    w: &[f32],
+    cols: usize,
+    fmt: Format,
+    codes: &mut [u8],
+    scales: &mut [f32],
+    dequant: &mut [f32],
+) {
     let (per_row, _) = layout(cols, fmt);
     let group = cols / per_row;
     // Non-negative E4M3 values by code, for decoding without powi per element.
@@ -173,6 +187,44 @@ pub fn quantize_rows_par(w: &[f32], rows: usize, cols: usize, fmt: Format) -> Qu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The nearest code by search over all finite codes (ties to the even code).
+    fn e4m3_nearest(x: f32) -> u8 {
+        let a = x.abs().min(E4M3_MAX);
+        let mut best = 0u8;
+        for c in 1..=0x7eu8 {
+            let (d, db) = ((e4m3_value(c) - a).abs(), (e4m3_value(best) - a).abs());
+            if d < db || (d == db && c % 2 == 0) {
+                best = c;
+            }
+        }
+        (if x.is_sign_negative() { 0x80 } else { 0 }) | best
+    }
+
+    #[test]
+    fn e4m3_encode_is_the_nearest_code() {
+        // Every code's value, the midpoints between neighbours (ties), points just beside them,
+        // and a spread of values from far below the subnormals to past the saturation point.
+        let mut xs: Vec<f32> = Vec::new();
+        for c in 0..0x7eu8 {
+            let (v, w) = (e4m3_value(c), e4m3_value(c + 1));
+            let mid = (v + w) / 2.0;
+            xs.extend([
+                v,
+                w,
+                mid,
+                f32::from_bits(mid.to_bits() + 1),
+                f32::from_bits(mid.to_bits() - 1),
+            ]);
+        }
+        xs.extend((0..20000).map(|i| 1e-4 * 1.0007f32.powi(i)));
+        xs.extend([0.0, 447.9, 448.0, 460.0, 1e6, f32::INFINITY]);
+        for &x in &xs {
+            for x in [x, -x] {
+                assert_eq!(e4m3_encode(x), e4m3_nearest(x), "x = {x:e}");
+            }
+        }
+    }
 
     #[test]
     fn e4m3_known_codes_and_round_trip() {

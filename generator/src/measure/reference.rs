@@ -41,11 +41,13 @@ fn threads() -> usize {
         .min(64)
 }
 
-/// Run `f(start, chunk)` over disjoint chunks of `data` on all cores.
+/// Run `f(start, chunk)` over disjoint chunks of `data` on all cores. Split even when `data` is
+/// short: an element may stand for a whole row (row statistics, a GEMV row), so its length says
+/// nothing about the work; a thread costs microseconds.
 pub fn par_chunks_mut<T: Send>(data: &mut [T], f: impl Fn(usize, &mut [T]) + Sync) {
     let n = data.len();
     let t = threads();
-    if t <= 1 || n < 1 << 16 {
+    if t <= 1 || n < 2 * t {
         f(0, data);
         return;
     }

@@ -7,7 +7,7 @@ use super::super::harness::{check_and_time, Ctx, Res};
 use super::super::plan::Item;
 use super::super::reference::{gemv_f64, rel_error};
 use super::super::results::Timing;
-use super::{blocks, memcpy_baseline, random_input};
+use super::{blocks, memcpy_baseline, random_input, shared_input};
 
 const FILE: &str = "gemv.cu";
 
@@ -15,10 +15,12 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let (rows, cols) = (item.p("rows") as usize, item.p("cols") as usize);
     let seed = ctx.seed(item);
     let gpu = ctx.gpu;
-    let (a_host, a) = random_input(gpu, rows * cols, seed, -1.0, 1.0)?;
+    // The variants share the matrix (see `Ctx::shared`); each draws its own vector.
+    let shared = shared_input(ctx, "gemv_matrix", item, rows * cols, (-1.0, 1.0))?;
+    let (a_host, a) = (&shared.host, &shared.dev);
 
     if item.baseline {
-        return memcpy_baseline(gpu, item, &a, &a_host);
+        return memcpy_baseline(gpu, item, a, a_host);
     }
 
     let (x_host, x) = random_input(gpu, cols, seed ^ 0x55, -1.0, 1.0)?;
@@ -28,7 +30,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         "gemv_naive" => Launch::linear(blocks(rows as u64, 256), 256)?,
         _ => Launch::linear(blocks(rows as u64 * 32, 256), 256)?,
     };
-    let reference = gemv_f64(&a_host, &x_host, rows, cols);
+    let reference = gemv_f64(a_host, &x_host, rows, cols);
     check_and_time(
         gpu,
         item,
@@ -39,7 +41,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                 &k,
                 cfg,
                 &[
-                    Arg::Buf(&a),
+                    Arg::Buf(a),
                     Arg::Buf(&x),
                     Arg::Buf(&y),
                     Arg::I32(rows as i32),

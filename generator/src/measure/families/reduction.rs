@@ -8,19 +8,20 @@ use super::super::harness::{check_and_time, Ctx, Res};
 use super::super::plan::Item;
 use super::super::reference::sum_f64;
 use super::super::results::Timing;
-use super::{blocks, memcpy_baseline, random_input};
+use super::{blocks, memcpy_baseline, shared_input};
 
 const FILE: &str = "reduction.cu";
 
 pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let n = item.p("n");
-    let seed = ctx.seed(item);
     let sms = ctx.gpu.sm_count() as u64;
     let gpu = ctx.gpu;
-    let (x, input) = random_input(gpu, n as usize, seed, 0.0, 1.0)?;
+    // The variants of a size share their input (see `Ctx::shared`).
+    let shared = shared_input(ctx, "reduction_input", item, n as usize, (0.0, 1.0))?;
+    let (x, input) = (&shared.host, &shared.dev);
 
     if item.baseline {
-        return memcpy_baseline(gpu, item, &input, &x);
+        return memcpy_baseline(gpu, item, input, x);
     }
 
     let k1 = ctx.kernel(FILE, item.variant)?;
@@ -35,7 +36,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let out = gpu.alloc_f32(1)?;
     let cfg1 = Launch::linear(grid, 256)?;
     let cfg2 = Launch::linear(1, 1024)?;
-    let reference = sum_f64(&x);
+    let reference = sum_f64(x);
     check_and_time(
         gpu,
         item,
@@ -45,7 +46,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             gpu.launch(
                 &k1,
                 cfg1,
-                &[Arg::Buf(&input), Arg::U64(count), Arg::Buf(&partials)],
+                &[Arg::Buf(input), Arg::U64(count), Arg::Buf(&partials)],
             )?;
             gpu.launch(
                 &k2,

@@ -80,18 +80,17 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let seed = ctx.seed(item);
     let kernel = ctx.variant_kernel(item.source_file.unwrap_or(FILE), item)?;
     let gpu = ctx.gpu;
-    let a_host = random_vec(m * k, seed ^ 0xa, -1.0, 1.0);
-    let b_host = random_vec(k * n, seed ^ 0xb, -1.0, 1.0);
-    let (a, b, c) = (
-        gpu.alloc_f32(m * k)?,
-        gpu.alloc_f32(k * n)?,
-        gpu.alloc_f32(m * n)?,
-    );
-    gpu.upload_f32(&a, &a_host)?;
-    gpu.upload_f32(&b, &b_host)?;
+    // The variants of a size share A and B (see `Ctx::shared`).
+    let ab = ctx.shared("sgemm_ab", &format!("{:?}", item.params), |gpu, seed| {
+        let (a_host, a) = super::random_input(gpu, m * k, seed ^ 0xa, -1.0, 1.0)?;
+        let (b_host, b) = super::random_input(gpu, k * n, seed ^ 0xb, -1.0, 1.0)?;
+        Ok((a_host, a, b_host, b))
+    })?;
+    let (a_host, a, b_host, b) = (&ab.0, &ab.1, &ab.2, &ab.3);
+    let c = gpu.alloc_f32(m * n)?;
     let ops = Operands {
-        a: &a_host,
-        b: &b_host,
+        a: a_host,
+        b: b_host,
         m,
         n,
         k,
@@ -106,7 +105,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             item,
             TOL,
             &[&c],
-            &mut || gpu.sgemm_cublas(m, n, k, &a, &b, &c),
+            &mut || gpu.sgemm_cublas(m, n, k, a, b, &c),
             &mut || {
                 let small = cublas_small_check(gpu, seed)?;
                 let out = gpu.download_f32(&c, m * n)?;
@@ -117,7 +116,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
 
     // The reference for the kernel: cuBLAS on the same inputs (or sampled f64 without cuBLAS).
     let c_ref = if gpu.has_cublas() {
-        Some(cublas_reference(gpu, m, n, k, &a, &b)?)
+        Some(cublas_reference(gpu, m, n, k, a, b)?)
     } else {
         None
     };
@@ -132,8 +131,8 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         Arg::I32(m as i32),
         Arg::I32(n as i32),
         Arg::I32(k as i32),
-        Arg::Buf(&a),
-        Arg::Buf(&b),
+        Arg::Buf(a),
+        Arg::Buf(b),
         Arg::Buf(&c),
     ];
     check_and_time(

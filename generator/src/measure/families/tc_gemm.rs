@@ -127,18 +127,20 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let seed = ctx.seed(item);
     let kernel = ctx.variant_kernel(FILE, item)?;
     let gpu = ctx.gpu;
-    let (a_bits, a_host) = random_bf16(m * k, seed ^ 0xa, -1.0, 1.0);
-    let (b_bits, bt_host) = random_bf16(n * k, seed ^ 0xb, -1.0, 1.0);
-    let (a, bt, c) = (
-        gpu.alloc(m * k * 2)?,
-        gpu.alloc(n * k * 2)?,
-        gpu.alloc_f32(m * n)?,
-    );
-    gpu.upload_u16(&a, &a_bits)?;
-    gpu.upload_u16(&bt, &b_bits)?;
+    // The variants of a shape share A and Bᵀ (see `Ctx::shared`).
+    let ab = ctx.shared("tc_gemm_ab", &format!("{:?}", item.params), |gpu, seed| {
+        let (a_bits, a_host) = random_bf16(m * k, seed ^ 0xa, -1.0, 1.0);
+        let (b_bits, bt_host) = random_bf16(n * k, seed ^ 0xb, -1.0, 1.0);
+        let (a, bt) = (gpu.alloc(m * k * 2)?, gpu.alloc(n * k * 2)?);
+        gpu.upload_u16(&a, &a_bits)?;
+        gpu.upload_u16(&bt, &b_bits)?;
+        Ok((a_host, a, bt_host, bt))
+    })?;
+    let (a_host, a, bt_host, bt) = (&ab.0, &ab.1, &ab.2, &ab.3);
+    let c = gpu.alloc_f32(m * n)?;
     let ops = Operands {
-        a: &a_host,
-        bt: &bt_host,
+        a: a_host,
+        bt: bt_host,
         n,
         k,
     };
@@ -152,7 +154,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             item,
             TOL,
             &[&c],
-            &mut || cublas(gpu, m, n, k, &a, &bt, &c),
+            &mut || cublas(gpu, m, n, k, a, bt, &c),
             &mut || {
                 let small = cublas_small_check(gpu, seed)?;
                 let out = gpu.download_f32(&c, m * n)?;
@@ -164,7 +166,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let c_ref = if gpu.has_cublas() {
         let r = gpu.alloc_f32(m * n)?;
         gpu.fill_nan(&r)?;
-        cublas(gpu, m, n, k, &a, &bt, &r)?;
+        cublas(gpu, m, n, k, a, bt, &r)?;
         Some(gpu.download_f32(&r, m * n)?)
     } else {
         None
@@ -174,8 +176,8 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let args: Vec<Arg> = match item.variant {
         "tc_wgmma" => {
             maps = (
-                gpu.tensor_map_bf16(&a, m, k, 128, 64)?,
-                gpu.tensor_map_bf16(&bt, n, k, 256, 64)?,
+                gpu.tensor_map_bf16(a, m, k, 128, 64)?,
+                gpu.tensor_map_bf16(bt, n, k, 256, 64)?,
             );
             vec![
                 Arg::I32(m as i32),
@@ -190,8 +192,8 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             Arg::I32(m as i32),
             Arg::I32(n as i32),
             Arg::I32(k as i32),
-            Arg::Buf(&a),
-            Arg::Buf(&bt),
+            Arg::Buf(a),
+            Arg::Buf(bt),
             Arg::Buf(&c),
         ],
     };

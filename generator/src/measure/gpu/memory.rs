@@ -136,7 +136,8 @@ impl Gpu {
 
 /// Host buffers that downloads reuse: a check downloads up to a gigabyte, and a fresh allocation
 /// that size is a fresh mapping whose first touch faults every page in (seconds per suite family
-/// on the lent VMs). A few buffers are kept and handed out again.
+/// on the lent VMs). A few buffers are kept, page-locked (`cuMemHostRegister`) so the copy runs
+/// as one DMA instead of through the driver's staging buffer, and handed out again.
 pub type HostPool<T> = Rc<RefCell<Vec<Vec<T>>>>;
 
 /// A downloaded array. Reads like a slice; its buffer goes back to the device's pool when
@@ -149,34 +150,67 @@ pub struct HostVec<T: Copy + Default> {
 /// Buffers kept per element type.
 const POOL_KEEP: usize = 3;
 
+/// Page-lock a vector's whole allocation. Best effort: if the driver refuses, the copy still
+/// works from pageable memory, only slower. Every pooled vector with a capacity is pinned.
+fn pin<T>(v: &mut Vec<T>) {
+    let bytes = v.capacity() * std::mem::size_of::<T>();
+    if bytes > 0 {
+        // SAFETY: the range is this vector's allocation; it is unpinned before it is freed or
+        // reallocated (see `unpin`).
+        let _ = unsafe { sys::cuMemHostRegister_v2(v.as_mut_ptr().cast(), bytes, 0) };
+    }
+}
+
+/// Undo [`pin`] (harmless for a vector that was never pinned).
+fn unpin<T>(v: &mut Vec<T>) {
+    if v.capacity() > 0 {
+        // SAFETY: unregisters the range `pin` registered, if it did.
+        let _ = unsafe { sys::cuMemHostUnregister(v.as_mut_ptr().cast()) };
+    }
+}
+
+/// Unpin and free every pooled buffer (the device is closing).
+pub(super) fn drain<T>(pool: &HostPool<T>) {
+    for mut v in pool.borrow_mut().drain(..) {
+        unpin(&mut v);
+    }
+}
+
 impl<T: Copy + Default> HostVec<T> {
-    /// A buffer of `n` elements from `pool` (the largest kept one, grown if needed). Its contents
-    /// are stale: the caller overwrites all `n`.
+    /// A buffer of `n` elements from `pool` (the largest kept one; a new pinned one if that is
+    /// too small). Its contents are stale: the caller overwrites all `n`.
     fn take(pool: &HostPool<T>, n: usize) -> HostVec<T> {
         let mut v = pool.borrow_mut().pop().unwrap_or_default();
+        if v.capacity() < n {
+            unpin(&mut v);
+            v = Vec::with_capacity(n);
+            pin(&mut v);
+        }
         v.truncate(n);
-        v.resize(n, T::default());
+        v.resize(n, T::default()); // within the capacity: never reallocates a pinned buffer
         HostVec {
             v,
             pool: pool.clone(),
         }
     }
 
-    /// The contents as an owned vector (its buffer leaves the pool).
+    /// The contents as an owned vector (its buffer leaves the pool, unpinned).
     pub fn into_vec(mut self) -> Vec<T> {
+        unpin(&mut self.v);
         std::mem::take(&mut self.v)
     }
 }
 
+/// A slice, not the vector: nothing may grow (reallocate) a pinned buffer.
 impl<T: Copy + Default> std::ops::Deref for HostVec<T> {
-    type Target = Vec<T>;
-    fn deref(&self) -> &Vec<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
         &self.v
     }
 }
 
 impl<T: Copy + Default> std::ops::DerefMut for HostVec<T> {
-    fn deref_mut(&mut self) -> &mut Vec<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
         &mut self.v
     }
 }
@@ -191,7 +225,7 @@ impl<T: Copy + Default> Drop for HostVec<T> {
         // Keep the largest few (most reuse, fewest faults).
         pool.sort_by_key(|v| v.capacity());
         if pool.len() > POOL_KEEP {
-            pool.remove(0);
+            unpin(&mut pool.remove(0));
         }
     }
 }

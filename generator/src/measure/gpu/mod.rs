@@ -190,6 +190,8 @@ fn drv<T>(r: std::result::Result<T, dr::DriverError>, what: &str) -> Result<T> {
 
 impl Drop for Gpu {
     fn drop(&mut self) {
+        memory::drain(&self.host_f32);
+        memory::drain(&self.host_u16);
         if let Some(h) = self.blas.take() {
             // SAFETY: created in init_blas.
             let _ = unsafe { cudarc::cublas::result::destroy_handle(h) };
