@@ -6,7 +6,8 @@
 //! provenance, printed but not part of the key, so a rebuild of an unchanged book on the same
 //! machine measures nothing.
 
-use super::results::DeviceInfo;
+use super::plan;
+use super::results::{self, DeviceInfo, Outcome, Record};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
@@ -53,4 +54,61 @@ pub fn cache_key(k: &KeyInput) -> String {
     field("nvrtc", &k.device.nvrtc_version);
     field("extra", k.extra);
     hex::encode(h.finalize())
+}
+
+/// The cache key of one plan item on one device.
+pub fn item_key(item: &plan::Item, device: &DeviceInfo, extra: &str) -> (String, String) {
+    let source_hash = item
+        .source_file
+        .and_then(super::kernel_source)
+        .map(source_hash)
+        .unwrap_or_default();
+    let key = cache_key(&KeyInput {
+        family: item.family,
+        variant: item.variant,
+        source_hash: &source_hash,
+        params: &item.params,
+        device,
+        extra,
+    });
+    (key, source_hash)
+}
+
+/// Whether an existing record with this key can stand in for a new measurement. A launch
+/// failure may be transient (driver hiccup, out of memory), so it is retried.
+pub(super) fn reusable(r: &Record) -> bool {
+    !matches!(
+        r.outcome,
+        Outcome::Failed {
+            stage: results::FailStage::Launch,
+            ..
+        }
+    )
+}
+
+/// Which items to measure: those without a reusable record (all with `force`), plus every
+/// baseline whose parameters a re-measured variant shares, so that every "% of baseline" compares
+/// numbers taken in the same run. Input: (item, key, source hash, has a reusable record).
+/// Returns the items to measure and how many were served from the cache.
+#[allow(clippy::type_complexity)]
+pub fn select_todo(
+    items: Vec<(plan::Item, String, String, bool)>,
+    force: bool,
+) -> (Vec<(plan::Item, String, String)>, usize) {
+    let stale: Vec<_> = items
+        .iter()
+        .filter(|(i, .., hit)| !i.baseline && !hit)
+        .map(|(i, ..)| i.params.clone())
+        .collect();
+    let mut todo = Vec::new();
+    let mut cached = 0;
+    for (item, key, hash, hit) in items {
+        let rerun_baseline = item.baseline && stale.contains(&item.params);
+        if hit && !force && !rerun_baseline {
+            cached += 1;
+        } else {
+            todo.push((item, key, hash));
+        }
+    }
+    (todo, cached)
 }

@@ -24,13 +24,15 @@ pub mod quant;
 pub mod reference;
 pub mod report;
 pub mod results;
+mod run;
 pub mod store;
 
+pub use cache::{item_key, select_todo};
 pub use harness::rep_count;
 pub use store::{baseline_ok, best_ok, metric, metric_unit, uses_flops};
 
 use anyhow::{anyhow, bail, Result};
-use results::{DeviceInfo, Outcome, Provenance, Record, ResultsFile, SCHEMA_VERSION};
+use results::{Provenance, ResultsFile, SCHEMA_VERSION};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -143,63 +145,6 @@ pub fn results_dir(root: &Path) -> PathBuf {
     root.join("kernels").join("results")
 }
 
-/// The cache key of one plan item on one device.
-pub fn item_key(item: &plan::Item, device: &DeviceInfo, extra: &str) -> (String, String) {
-    let source_hash = item
-        .source_file
-        .and_then(kernel_source)
-        .map(cache::source_hash)
-        .unwrap_or_default();
-    let key = cache::cache_key(&cache::KeyInput {
-        family: item.family,
-        variant: item.variant,
-        source_hash: &source_hash,
-        params: &item.params,
-        device,
-        extra,
-    });
-    (key, source_hash)
-}
-
-/// Whether an existing record with this key can stand in for a new measurement. A launch
-/// failure may be transient (driver hiccup, out of memory), so it is retried.
-fn reusable(r: &Record) -> bool {
-    !matches!(
-        r.outcome,
-        Outcome::Failed {
-            stage: results::FailStage::Launch,
-            ..
-        }
-    )
-}
-
-/// Which items to measure: those without a reusable record (all with `force`), plus every
-/// baseline whose parameters a re-measured variant shares, so that every "% of baseline" compares
-/// numbers taken in the same run. Input: (item, key, source hash, has a reusable record).
-/// Returns the items to measure and how many were served from the cache.
-#[allow(clippy::type_complexity)]
-pub fn select_todo(
-    items: Vec<(plan::Item, String, String, bool)>,
-    force: bool,
-) -> (Vec<(plan::Item, String, String)>, usize) {
-    let stale: Vec<_> = items
-        .iter()
-        .filter(|(i, .., hit)| !i.baseline && !hit)
-        .map(|(i, ..)| i.params.clone())
-        .collect();
-    let mut todo = Vec::new();
-    let mut cached = 0;
-    for (item, key, hash, hit) in items {
-        let rerun_baseline = item.baseline && stale.contains(&item.params);
-        if hit && !force && !rerun_baseline {
-            cached += 1;
-        } else {
-            todo.push((item, key, hash));
-        }
-    }
-    (todo, cached)
-}
-
 /// Run the measure stage.
 pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
     let dir = results_dir(&opts.root);
@@ -290,7 +235,7 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
                 let hit = file
                     .records
                     .iter()
-                    .any(|r| r.key == key && store::same_slot_item(r, &item) && reusable(r));
+                    .any(|r| r.key == key && store::same_slot_item(r, &item) && cache::reusable(r));
                 (item, key, hash, hit)
             })
             .collect();
@@ -316,11 +261,10 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
         });
 
     // Labs: planned before the bar is made, so it counts them.
-    let (lab_plan, labs_cached) = plan_labs(opts, &device, &file, &mut notes);
+    let (lab_plan, labs_cached) = labs::planned_for(opts, &device, &file, &mut notes);
     cached += labs_cached;
 
     let started = Instant::now();
-    let mut new_records: Vec<Record> = Vec::new();
     if !todo.is_empty() || !lab_plan.is_empty() {
         notes.push(format!(
             "measuring {} item(s) and {} lab(s) on {} (CC {}, driver {}, CUDA {}, NVRTC {}{}); input seed {base_seed}; L2 flush: {}",
@@ -347,118 +291,8 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
         } else {
             indicatif::ProgressBar::hidden()
         };
-        let mut ctx = harness::Ctx::new(&gpu, base_seed);
-        // Every kernel file the items use (each item names its file) starts compiling now, in
-        // parallel and beside the first families; a file only some family's code names is
-        // compiled when asked.
-        ctx.precompile(
-            todo.iter()
-                .filter(|(i, _, _)| i.skip.is_none())
-                .filter_map(|(i, _, _)| i.source_file),
-        );
-        let mut family_times: Vec<String> = Vec::new();
-        // HDLC_BENCH_TRACE=1: one line per item with where its wall time went.
-        let trace = std::env::var_os("HDLC_BENCH_TRACE").is_some_and(|v| v != "0");
-        for fam in &selected {
-            let batch: Vec<&(plan::Item, String, String)> =
-                todo.iter().filter(|(i, _, _)| i.family == *fam).collect();
-            if batch.is_empty() {
-                continue;
-            }
-            let family_started = Instant::now();
-            let mut item_secs: Vec<(String, f64)> = Vec::new();
-            let mut phases = (0.0, 0.0);
-            let mut outcomes: Vec<(plan::Item, Outcome)> = Vec::new();
-            let (skipped, runnable): (Vec<_>, Vec<_>) = batch
-                .iter()
-                .map(|(i, _, _)| i.clone())
-                .partition(|i| i.skip.is_some());
-            for i in skipped {
-                let reason = i.skip.unwrap_or("skipped").to_string();
-                outcomes.push((
-                    i,
-                    Outcome::Failed {
-                        stage: results::FailStage::Unsupported,
-                        error: reason,
-                    },
-                ));
-                bar.inc(1);
-            }
-            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                families::run(&mut ctx, fam, &runnable, &mut |item, outcome, t| {
-                    bar.set_message(item.describe());
-                    bar.inc(1);
-                    if trace {
-                        let (d, c, tm) = (item.describe(), t.check, t.timed);
-                        bar.suspend(|| {
-                            eprintln!("item {d}: {:.2} s (checks {c:.2} s, timed {tm:.2} s)", t.total)
-                        });
-                    }
-                    phases.0 += t.check;
-                    phases.1 += t.timed;
-                    item_secs.push((item.describe(), t.total));
-                    outcomes.push((item.clone(), outcome));
-                });
-            }));
-            if run.is_err() {
-                for i in &runnable {
-                    if !outcomes.iter().any(|(o, _)| o == i) {
-                        outcomes.push((
-                            i.clone(),
-                            Outcome::Failed {
-                                stage: results::FailStage::Launch,
-                                error: "harness panicked".into(),
-                            },
-                        ));
-                    }
-                }
-            }
-            // Where the suite's wall time goes, for the log (the 90-second budget is per suite).
-            let line = report::family_time_line(
-                fam,
-                outcomes.len(),
-                family_started.elapsed().as_secs_f64(),
-                phases,
-                &mut item_secs,
-            );
-            // Printed as it happens too, so a run stopped by a time-out still says where it was.
-            bar.suspend(|| eprintln!("family {line}"));
-            family_times.push(line);
-            for (item, outcome) in outcomes {
-                let (key, hash) = batch
-                    .iter()
-                    .find(|(i, _, _)| *i == item)
-                    .map(|(_, k, h)| (k.clone(), h.clone()))
-                    .unwrap_or_default();
-                match &outcome {
-                    Outcome::Failed {
-                        stage: results::FailStage::Unsupported,
-                        error,
-                    } => notes.push(format!("{}: not measured ({error})", item.describe())),
-                    Outcome::Failed { stage, error } => {
-                        notes.push(format!("{}: {stage:?} failed: {error}", item.describe()))
-                    }
-                    Outcome::Ok(_) => {}
-                }
-                new_records.push(Record {
-                    family: item.family.to_string(),
-                    variant: item.variant.to_string(),
-                    label: item.label.to_string(),
-                    rung: item.rung,
-                    baseline: item.baseline,
-                    params: item.params.clone(),
-                    key,
-                    source_hash: hash,
-                    source_file: item.source_file.map(str::to_string),
-                    outcome,
-                    provenance: provenance.clone(),
-                });
-            }
-        }
-        notes.append(&mut ctx.notes);
-        if !family_times.is_empty() {
-            notes.push(format!("wall time per family: {}", family_times.join("; ")));
-        }
+        let new_records =
+            run::kernel_families(&gpu, base_seed, &selected, &todo, &provenance, &bar, &mut notes);
         let mut measured = new_records.len();
         store::merge(&mut file, new_records);
         let planned: Vec<plan::Item> = selected.iter().flat_map(|f| plan::items(f)).collect();
@@ -537,44 +371,6 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
         local_device: Some(device.name.clone()),
         notes,
     })
-}
-
-/// The labs this measure stage runs: selected, runnable with this Python and not cached.
-fn plan_labs(
-    opts: &MeasureOptions,
-    device: &DeviceInfo,
-    file: &ResultsFile,
-    notes: &mut Vec<String>,
-) -> (Vec<labs::Planned>, usize) {
-    if opts.labs == LabSelection::None {
-        return (Vec::new(), 0);
-    }
-    let mut diags = crate::diag::Diagnostics::new();
-    let all = labs::load_manifests(&opts.root, plan::FAMILIES, &mut diags);
-    for d in diags.iter() {
-        notes.push(d.to_string());
-    }
-    let chosen: Vec<labs::manifest::Lab> = all.into_iter().filter(|l| opts.labs.picks(l)).collect();
-    if let LabSelection::Only(names) = &opts.labs {
-        for n in names {
-            if !chosen.iter().any(|l| &l.id == n || &l.family == n) && !plan::FAMILIES.contains(&n.as_str()) {
-                notes.push(format!("no lab or family named `{n}`"));
-            }
-        }
-    }
-    if chosen.is_empty() {
-        return (Vec::new(), 0);
-    }
-    let py = labs::python();
-    match labs::probe::run(&opts.root, &py) {
-        Ok(env) => labs::plan(&opts.root, &chosen, &env, device, file, opts.force, notes),
-        Err(e) => {
-            notes.push(format!(
-                "labs not run: {py} is not usable ({e}); shipped results used (set HDLC_PYTHON to choose an interpreter)"
-            ));
-            (Vec::new(), 0)
-        }
-    }
 }
 
 /// The commit the numbers were measured at: $HDLC_GIT_COMMIT, else `git rev-parse`, else

@@ -325,3 +325,43 @@ pub fn run_planned(
     }
     written
 }
+
+/// The labs this measure stage runs: selected, runnable with this Python and not cached.
+pub(super) fn planned_for(
+    opts: &super::MeasureOptions,
+    device: &super::results::DeviceInfo,
+    file: &super::results::ResultsFile,
+    notes: &mut Vec<String>,
+) -> (Vec<Planned>, usize) {
+    if opts.labs == super::LabSelection::None {
+        return (Vec::new(), 0);
+    }
+    let mut diags = crate::diag::Diagnostics::new();
+    let all = load_manifests(&opts.root, super::plan::FAMILIES, &mut diags);
+    for d in diags.iter() {
+        notes.push(d.to_string());
+    }
+    let chosen: Vec<manifest::Lab> = all.into_iter().filter(|l| opts.labs.picks(l)).collect();
+    if let super::LabSelection::Only(names) = &opts.labs {
+        for n in names {
+            if !chosen.iter().any(|l| &l.id == n || &l.family == n)
+                && !super::plan::FAMILIES.contains(&n.as_str())
+            {
+                notes.push(format!("no lab or family named `{n}`"));
+            }
+        }
+    }
+    if chosen.is_empty() {
+        return (Vec::new(), 0);
+    }
+    let py = python();
+    match probe::run(&opts.root, &py) {
+        Ok(env) => plan(&opts.root, &chosen, &env, device, file, opts.force, notes),
+        Err(e) => {
+            notes.push(format!(
+                "labs not run: {py} is not usable ({e}); shipped results used (set HDLC_PYTHON to choose an interpreter)"
+            ));
+            (Vec::new(), 0)
+        }
+    }
+}
