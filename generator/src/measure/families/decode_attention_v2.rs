@@ -9,16 +9,19 @@ use super::super::results::FailStage;
 use super::decode_attention::Shape;
 
 const FILE: &str = "decode_attention_v2.cu";
-/// Warps per CTA (`V2_WARPS`), keys per warp step (`KT`) and the most splits the in-kernel
-/// merge takes (`V2_MAX_SPLITS`).
+/// Warps per CTA (`V2_WARPS`), ring stages per warp (`V2_STAGES`), keys per warp step (`KT`)
+/// and the most splits per sequence (`V2_MAX_SPLITS`).
 const WARPS: usize = 8;
+const STAGES: usize = 2;
 const STEP: usize = 16;
 const MAX_SPLITS: usize = 64;
+/// Dynamic shared memory of a CTA: every warp's ring of `STAGES` steps of K and V (BF16, d = 128).
+const RING_BYTES: usize = WARPS * STAGES * STEP * 128 * 2 * 2;
 
 /// Splits per sequence: the fewest (a power of two) that put a CTA on (nearly) every SM. One
 /// CTA of 8 warps per SM keeps enough K/V in flight, and a second wave of CTAs costs more than
 /// leaving 1/16 of the SMs idle (4 of an H100's 132 with b · hkv = 8 and 16 splits). Each warp
-/// keeps at least one 16-key step per split.
+/// keeps at least one 16-key step per split (a warp without keys would have no softmax state).
 pub fn choose_splits_v2(s: Shape, sm_count: usize) -> usize {
     let mut splits = 1;
     while s.b * s.hkv * splits * 16 < sm_count * 15
@@ -52,15 +55,15 @@ pub fn runner<'g: 'a, 'a>(
     }
     let gpu = ctx.gpu;
     let splits = choose_splits_v2(s, gpu.sm_count() as usize);
-    let chunk = s.ctx / splits;
-    if !s.ctx.is_multiple_of(splits) || !chunk.is_multiple_of(STEP) {
+    if !s.ctx.is_multiple_of(STEP) || splits * STEP * WARPS > s.ctx {
         return Err(Fail::new(
             FailStage::Unsupported,
-            "the v2 kernels need ctx / splits a multiple of 16",
+            "the v2 kernels need ctx a multiple of 16 and 16 · 8 keys per split",
         ));
     }
     let cache = if variant == "paged_v2" { "paged" } else { "bf16" };
     let kern = ctx.kernel(FILE, &format!("decode_v2_{cache}_g{g}"))?;
+    gpu.set_max_dynamic_smem(&kern, RING_BYTES as u32)?;
     let rows = s.b * s.hq;
     let part_acc = gpu.alloc_f32(rows * splits * 128)?;
     let part_ml = gpu.alloc_f32(rows * splits * 2)?;
@@ -69,7 +72,7 @@ pub fn runner<'g: 'a, 'a>(
     let cfg = Launch {
         grid: (splits as u32, s.hkv as u32, s.b as u32),
         block: ((WARPS * 32) as u32, 1, 1),
-        smem: 0,
+        smem: RING_BYTES as u32,
         cluster: None,
     };
     let run = move || {
@@ -88,7 +91,6 @@ pub fn runner<'g: 'a, 'a>(
                 Arg::I32(s.hq as i32),
                 Arg::I32(s.hkv as i32),
                 Arg::I32(s.ctx as i32),
-                Arg::I32(chunk as i32),
                 Arg::F32(scale_log2),
             ],
         )
@@ -108,6 +110,7 @@ mod tests {
     fn constants_match_the_kernel() {
         let src = crate::measure::kernel_source(FILE).unwrap();
         assert!(src.contains(&format!("#define V2_WARPS {WARPS}\n")));
+        assert!(src.contains(&format!("#define V2_STAGES {STAGES}\n")));
         assert!(src.contains(&format!("#define KT {STEP} ")));
         assert!(src.contains(&format!("#define V2_MAX_SPLITS {MAX_SPLITS}\n")));
     }
