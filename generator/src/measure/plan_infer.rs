@@ -84,7 +84,7 @@ pub fn items(family: &str) -> Vec<Item> {
                         V("kv_fp8", "split_kv, FP8 E4M3 KV cache (per-token scales)"),
                         V(
                             "split_kv_v2",
-                            "split_kv on tensor cores, K/V straight to MMA registers",
+                            "split_kv on tensor cores, K/V bulk-copied into a per-warp shared-memory ring",
                         ),
                         V(
                             "paged_v2",

@@ -54,6 +54,15 @@ pub fn runner<'g: 'a, 'a>(
         ));
     }
     let gpu = ctx.gpu;
+    // cp.async.bulk and mbarriers (the K/V ring) exist from sm_90 on; earlier GPUs would fail
+    // to compile the file, which is a limit of the machine, not a broken kernel.
+    let sm: u32 = gpu.arch().trim_start_matches("sm_").parse().unwrap_or(0);
+    if sm < 90 {
+        return Err(Fail::new(
+            FailStage::Unsupported,
+            "the v2 kernels copy K/V with cp.async.bulk and mbarriers, which need sm_90 or later",
+        ));
+    }
     let splits = choose_splits_v2(s, gpu.sm_count() as usize);
     if !s.ctx.is_multiple_of(STEP) || splits * STEP * WARPS > s.ctx {
         return Err(Fail::new(
