@@ -51,55 +51,8 @@ __device__ __forceinline__ float fast_exp2(float x)
 }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-// ---- mbarrier, TMA and wgmma helpers (as in tc_gemm.cu) ------------------------------------
-__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-                 : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(unsigned bar)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ unsigned long long global_ns()
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
-    return t;
-}
-// Wait for the phase of this parity; a wait of over a second is a pipeline bug: trap, so the
-// harness records a failed launch instead of hanging.
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
-{
-    unsigned done = 0, polls = 0;
-    unsigned long long start = 0;
-    while (!done) {
-        asm volatile("{\n"
-                     ".reg .pred p;\n"
-                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     "selp.u32 %0, 1, 0, p;\n"
-                     "}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-        if (!done && (++polls & 1023) == 0) {
-            if (start == 0) start = global_ns();
-            else if (global_ns() - start > 1000000000ull) __trap();
-        }
-    }
-}
-__device__ __forceinline__ void tma_load_2d(unsigned dst, const TmaDesc* map, unsigned bar, int c0,
-                                            int c1)
-{
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%3, %4}], [%2];" ::"r"(dst),
-                 "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(c0), "r"(c1)
-                 : "memory");
-}
+// ---- mbarrier and TMA (shared header), wgmma helpers ------------------------------------------
+#include "hopper_sync.cuh"
 // Descriptor of a tile in the 128-byte swizzle layout (rows of 128 bytes, 8-row atoms of 1024
 // bytes). K-major (Q, K): `lbo` unused, the 8-row groups 1024 bytes apart. N-major (V read as
 // the B of P·V): 8-row groups along K 1024 bytes apart, and `lbo` bytes from one 64-column

@@ -103,28 +103,7 @@ __device__ __forceinline__ unsigned smem_addr(const void* p)
 {
     return (unsigned)__cvta_generic_to_shared(p);
 }
-__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-                 : "memory");
-}
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
-{
-    unsigned done = 0;
-    while (!done)
-        asm volatile("{\n"
-                     ".reg .pred p;\n"
-                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     "selp.u32 %0, 1, 0, p;\n"
-                     "}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-}
+#include "hopper_sync.cuh"  // mbarriers (the ring counts its bytes on them)
 // `bytes` contiguous bytes global → shared, counted on `bar`.
 __device__ __forceinline__ void bulk_copy(unsigned dst, const void* src, unsigned bytes,
                                           unsigned bar, unsigned long long policy)

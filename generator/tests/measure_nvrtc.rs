@@ -227,3 +227,43 @@ fn wgmma_kernels_compile_for_sm_90a_too() {
         }
     }
 }
+
+/// Every `#include "..."` in a kernel file names an embedded header (NVRTC has no file system),
+/// the headers are real files under kernels/, and a file's source hash covers what it includes.
+#[test]
+fn kernel_includes_name_embedded_headers_and_join_the_hash() {
+    use hdlc::measure::{
+        cache::source_hash, included_headers, kernel_files, kernel_hash, kernel_headers, kernel_source,
+    };
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for (name, text) in kernel_headers() {
+        let on_disk = std::fs::read_to_string(root.join("kernels").join(name)).unwrap();
+        assert_eq!(&on_disk, text, "{name} embedded text differs from the file");
+    }
+    let mut includers = 0;
+    for file in kernel_files() {
+        let src = kernel_source(file).unwrap();
+        for line in src.lines().filter(|l| l.trim_start().starts_with("#include")) {
+            let name = line
+                .split('"')
+                .nth(1)
+                .unwrap_or_else(|| panic!("{file}: `{line}`"));
+            assert!(
+                kernel_headers().iter().any(|(n, _)| *n == name),
+                "{file} includes {name}, not embedded"
+            );
+        }
+        let plain = source_hash(src);
+        if included_headers(src).next().is_some() {
+            includers += 1;
+            assert_ne!(
+                kernel_hash(file).unwrap(),
+                plain,
+                "{file}: header not in its hash"
+            );
+        } else {
+            assert_eq!(kernel_hash(file).unwrap(), plain, "{file}");
+        }
+    }
+    assert!(includers >= 3, "the Hopper kernels include hopper_sync.cuh");
+}

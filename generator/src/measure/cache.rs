@@ -58,11 +58,7 @@ pub fn cache_key(k: &KeyInput) -> String {
 
 /// The cache key of one plan item on one device.
 pub fn item_key(item: &plan::Item, device: &DeviceInfo, extra: &str) -> (String, String) {
-    let source_hash = item
-        .source_file
-        .and_then(super::kernel_source)
-        .map(source_hash)
-        .unwrap_or_default();
+    let source_hash = item.source_file.and_then(super::kernel_hash).unwrap_or_default();
     let key = cache_key(&KeyInput {
         family: item.family,
         variant: item.variant,

@@ -122,6 +122,38 @@ const KERNEL_SOURCES: &[(&str, &str)] = &[
     ("ssm_scan.cu", include_str!("../../../kernels/ssm_scan.cu")),
 ];
 
+/// Headers the kernel files may `#include "name"`: handed to NVRTC with every program (it has
+/// no file system to search) and folded into the source hash of each file that includes one.
+const KERNEL_HEADERS: &[(&str, &str)] = &[(
+    "hopper_sync.cuh",
+    include_str!("../../../kernels/hopper_sync.cuh"),
+)];
+
+/// The embedded headers as (name, source).
+pub fn kernel_headers() -> &'static [(&'static str, &'static str)] {
+    KERNEL_HEADERS
+}
+
+/// The headers `source` includes (`#include "name"` lines naming an embedded header).
+pub fn included_headers(source: &str) -> impl Iterator<Item = &'static (&'static str, &'static str)> + '_ {
+    KERNEL_HEADERS.iter().filter(move |(name, _)| {
+        source
+            .lines()
+            .any(|l| l.trim_start().starts_with("#include") && l.contains(&format!("\"{name}\"")))
+    })
+}
+
+/// The source hash of a kernel file: its text and that of every header it includes, so editing
+/// a shared header re-measures every kernel built from it.
+pub fn kernel_hash(file: &str) -> Option<String> {
+    let src = kernel_source(file)?;
+    let mut text = src.to_string();
+    for (name, header) in included_headers(src) {
+        text.push_str(&format!("\n// header {name}\n{header}"));
+    }
+    Some(cache::source_hash(&text))
+}
+
 /// An embedded kernels/*.cu file by name, e.g. "sgemm.cu".
 pub fn kernel_source(file: &str) -> Option<&'static str> {
     KERNEL_SOURCES.iter().find(|(f, _)| *f == file).map(|(_, s)| *s)

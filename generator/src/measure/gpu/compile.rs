@@ -5,7 +5,7 @@
 //! GPU-less compile check, which are both here.
 
 use super::*;
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 
 /// A kernel file being compiled by NVRTC on another thread.
 pub struct PendingCompile {
@@ -101,7 +101,6 @@ fn compile_ptx(
     source: &str,
 ) -> std::result::Result<cudarc::nvrtc::Ptx, CompileFailure> {
     use cudarc::nvrtc::{result, sys, Ptx};
-    use std::ffi::CString;
     let fail = |log: String| CompileFailure { log };
     // SAFETY: probes the shared library only.
     if !unsafe { sys::is_culib_present() } {
@@ -110,7 +109,7 @@ fn compile_ptx(
     let (Ok(src), Ok(name)) = (CString::new(source), CString::new(file)) else {
         return Err(fail(format!("{file}(1): error: source contains a NUL byte")));
     };
-    let prog = result::create_program(&src, Some(&name)).map_err(|e| fail(format!("NVRTC: {e:?}")))?;
+    let prog = create_program(&src, &name).map_err(fail)?;
     let options = [format!("--gpu-architecture={arch}"), "--std=c++17".to_string()];
     // SAFETY: `prog` was just created and is destroyed once, below; `src` and `name` outlive it.
     let out = unsafe {
@@ -159,23 +158,41 @@ fn load_ptx(
 /// Compile `source` (named `file`) with NVRTC for `arch` (e.g. "sm_90") without a GPU.
 /// `None` when the NVRTC library is not installed; `Some(Err(log))` on a compile error.
 pub fn nvrtc_compile_only(file: &str, source: &str, arch: &str) -> Option<std::result::Result<(), String>> {
-    use cudarc::nvrtc;
     // SAFETY: probes the shared library only.
-    if !unsafe { nvrtc::sys::is_culib_present() } {
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return None;
     }
-    let opts = nvrtc::CompileOptions {
-        options: vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()],
-        name: Some(file.to_string()),
-        ..Default::default()
-    };
-    let src = source.to_string();
-    Some(
-        match std::panic::catch_unwind(move || nvrtc::compile_ptx_with_opts(src, opts)) {
-            Err(_) => Err("NVRTC panicked".into()),
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(nvrtc::CompileError::CompileError { log, .. })) => Err(log.to_string_lossy().into_owned()),
-            Ok(Err(e)) => Err(format!("NVRTC: {e:?}")),
-        },
-    )
+    Some(compile_ptx(arch, file, source).map(|_| ()).map_err(|f| f.log))
+}
+
+/// An NVRTC program for `src` named `name`, with every embedded kernel header available to its
+/// `#include` lines (NVRTC has no file system to search).
+fn create_program(src: &CStr, name: &CStr) -> std::result::Result<cudarc::nvrtc::sys::nvrtcProgram, String> {
+    use cudarc::nvrtc::sys;
+    // Made once and kept: the program may refer to them until it is destroyed.
+    static HEADERS: std::sync::OnceLock<Vec<(CString, CString)>> = std::sync::OnceLock::new();
+    let headers = HEADERS.get_or_init(|| {
+        crate::measure::kernel_headers()
+            .iter()
+            .filter_map(|(n, h)| Some((CString::new(*n).ok()?, CString::new(*h).ok()?)))
+            .collect()
+    });
+    let names: Vec<*const std::ffi::c_char> = headers.iter().map(|(n, _)| n.as_ptr()).collect();
+    let texts: Vec<*const std::ffi::c_char> = headers.iter().map(|(_, h)| h.as_ptr()).collect();
+    let mut prog = std::mem::MaybeUninit::uninit();
+    // SAFETY: every pointer is to a NUL-terminated string: the headers live for the whole
+    // process, `src` and `name` until the caller destroys the program.
+    unsafe {
+        sys::nvrtcCreateProgram(
+            prog.as_mut_ptr(),
+            src.as_ptr(),
+            name.as_ptr(),
+            headers.len() as i32,
+            texts.as_ptr(),
+            names.as_ptr(),
+        )
+        .result()
+        .map_err(|e| format!("NVRTC: {e:?}"))?;
+        Ok(prog.assume_init())
+    }
 }
