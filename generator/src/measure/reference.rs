@@ -306,14 +306,21 @@ pub fn random_bf16(n: usize, seed: u64, lo: f32, hi: f32) -> (Vec<u16>, Vec<f32>
     (bits, vals)
 }
 
-/// BF16 outputs as f32 (NaN patterns stay NaN, so unwritten elements still fail).
-pub fn bf16_to_f32(bits: &[u16]) -> Vec<f32> {
-    let mut out = vec![0f32; bits.len()];
-    par_chunks_mut(&mut out, |start, part| {
+/// [`bf16_to_f32`] into a buffer the caller keeps (a check that converts a half-gigabyte output
+/// per variant would otherwise fault in fresh pages every time).
+pub fn bf16_to_f32_into(bits: &[u16], out: &mut Vec<f32>) {
+    out.resize(bits.len(), 0.0);
+    par_chunks_mut(&mut out[..], |start, part| {
         for (j, v) in part.iter_mut().enumerate() {
             *v = bf16_value(bits[start + j]);
         }
     });
+}
+
+/// BF16 outputs as f32 (NaN patterns stay NaN, so unwritten elements still fail).
+pub fn bf16_to_f32(bits: &[u16]) -> Vec<f32> {
+    let mut out = Vec::new();
+    bf16_to_f32_into(bits, &mut out);
     out
 }
 

@@ -16,7 +16,9 @@
 use super::super::gpu::{Arg, DevBuf, Dtype, Gpu, Kernel, Launch, RowMajorGemm, TensorMap};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
 use super::super::plan::Item;
-use super::super::reference::{attention_rows_rel, bf16_to_f32, random_bf16, rel_error_f32, sample_rows};
+use super::super::reference::{
+    attention_rows_rel, bf16_to_f32, bf16_to_f32_into, random_bf16, rel_error_f32, sample_rows,
+};
 use super::super::results::{FailStage, Timing};
 use std::rc::Rc;
 
@@ -415,6 +417,10 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         ctx.put_shared("attention_standard_out", &key, out)
     };
     let reference = standard_out.as_ref().as_ref();
+    // The f32 copy of each check's output, one buffer for the family (see `bf16_to_f32_into`).
+    let scratch = ctx.shared("attention_out_f32", "", |_, _| {
+        Ok(std::cell::RefCell::new(Vec::<f32>::new()))
+    })?;
     let runner = Runner::new(ctx, variant, s, &io)?;
     let gpu = ctx.gpu;
     let rows = sample_rows(s.heads, s.n, 64, seed);
@@ -425,7 +431,8 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         &[&io.o],
         &mut || runner.run(gpu, s, &io),
         &mut || {
-            let out = bf16_to_f32(&gpu.download_u16(&io.o, s.elems())?);
+            let mut out = scratch.borrow_mut();
+            bf16_to_f32_into(&gpu.download_u16(&io.o, s.elems())?, &mut out);
             let sampled = attention_rows_rel(&out, &io.qh, &io.kh, &io.vh, s.n, s.d, s.causal, &rows);
             let vs_standard = reference.as_ref().map_or(0.0, |r| rel_error_f32(&out, r));
             Ok(small_rel.max(sampled).max(vs_standard))
