@@ -203,7 +203,12 @@ fn items_run_shape_by_shape() {
             .iter()
             .position(|i| i.variant == "tc_wgmma")
             .unwrap_or(items.len());
-        assert!(items[split..].iter().all(|i| i.variant == "tc_wgmma"), "{family}");
+        assert!(
+            items[split..]
+                .iter()
+                .all(|i| i.variant == "tc_wgmma" || i.variant == "tc_wgmma_persistent"),
+            "{family}"
+        );
         for pass in [&items[..split], &items[split..]] {
             assert!(pass.is_empty() || grouped(pass), "{family}: shapes interleave");
         }

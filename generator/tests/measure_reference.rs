@@ -223,12 +223,18 @@ fn rmsnorm_backward_reference_matches_finite_differences() {
 fn tensor_core_and_attention_plans() {
     use hdlc::measure::plan::{uses_cublas, ATTN_HEAD_DIMS, ATTN_SEQS, TC_GEMM_SIZES};
     let tc = items("tc_gemm");
-    assert_eq!(tc.len(), TC_GEMM_SIZES.len() * 5);
+    assert_eq!(tc.len(), TC_GEMM_SIZES.len() * 6);
     let wg = tc
         .iter()
         .find(|i| i.variant == "tc_wgmma" && i.p("m") == 8192)
         .unwrap();
     assert_eq!(wg.rung, 4);
+    // The persistent rung follows it, from its own file.
+    let pw: Vec<_> = tc.iter().filter(|i| i.variant == "tc_wgmma_persistent").collect();
+    assert_eq!(pw.len(), TC_GEMM_SIZES.len());
+    assert!(pw
+        .iter()
+        .all(|i| i.rung == 5 && i.source_file == Some("tc_gemm_persistent.cu")));
     let (f, b) = work(wg);
     let s = 8192f64;
     assert_eq!(f, 2.0 * s * s * s);

@@ -101,6 +101,10 @@ const KERNEL_SOURCES: &[(&str, &str)] = &[
     ("sgemm.cu", include_str!("../../../kernels/sgemm.cu")),
     ("sgemm_tuned.cu", include_str!("../../../kernels/sgemm_tuned.cu")),
     ("tc_gemm.cu", include_str!("../../../kernels/tc_gemm.cu")),
+    (
+        "tc_gemm_persistent.cu",
+        include_str!("../../../kernels/tc_gemm_persistent.cu"),
+    ),
     ("attention.cu", include_str!("../../../kernels/attention.cu")),
     (
         "attention_hopper.cu",

@@ -111,6 +111,20 @@ pub(crate) const MEMCPY: (&str, &str) = ("memcpy", "device memcpy (cuMemcpyDtoD)
 /// 2^28 floats: 1 GiB per array.
 pub const N_1GIB: u64 = 1 << 28;
 
+/// The persistent tensor-core GEMM rung (tc_gemm and tp_gemm ladders), after tc_wgmma.
+pub(crate) const TC_PERSISTENT: (&str, &str) = (
+    "tc_wgmma_persistent",
+    "persistent blocks, TMA-store epilogue overlapped with the next tile",
+);
+
+/// The persistent rung has its own file, so tc_gemm.cu's shipped results stay valid.
+pub(crate) fn tc_persistent_file(mut item: Item) -> Item {
+    if item.variant == TC_PERSISTENT.0 {
+        item.source_file = Some("tc_gemm_persistent.cu");
+    }
+    item
+}
+
 /// Move the items of `variants` to the end of the run order, keeping their own order (shape by
 /// shape, so the inputs a shape's variants share are made once for them). A device fault (a bad
 /// address, a trapped deadlock) poisons the whole CUDA context for the rest of the process, so
@@ -283,13 +297,15 @@ pub fn items(family: &str) -> Vec<Item> {
                                 "mma.sync + ldmatrix, 3-stage cp.async pipeline",
                             ),
                             V("tc_wgmma", "Hopper WGMMA + TMA, warp-specialized"),
+                            V(TC_PERSISTENT.0, TC_PERSISTENT.1),
                         ],
                         &params(&[("m", s), ("n", s), ("k", s)]),
                         ("cublas", "cuBLAS gemm_ex (BF16, FP32 accumulate)"),
                     )
                 })
+                .map(tc_persistent_file)
                 .collect(),
-            &["tc_wgmma"],
+            &["tc_wgmma", TC_PERSISTENT.0],
         ),
         "attention" => {
             let mut out = Vec::new();

@@ -7,7 +7,7 @@
 //! cache or weight counts its codes and scales), workspaces (split partials, chunk states) not
 //! counted.
 
-use super::plan::{ladder, params, run_last, Item, MEMCPY, V};
+use super::plan::{ladder, params, run_last, tc_persistent_file, Item, MEMCPY, TC_PERSISTENT, V};
 
 /// decode_attention: 32 query heads of d = 128, KV heads 32 (MHA), 8 (GQA) and 1 (MQA).
 pub const DECODE_HQ: u64 = 32;
@@ -197,13 +197,15 @@ pub fn items(family: &str) -> Vec<Item> {
                                 "mma.sync + ldmatrix, 3-stage cp.async pipeline",
                             ),
                             V("tc_wgmma", "Hopper WGMMA + TMA, warp-specialized"),
+                            V(TC_PERSISTENT.0, TC_PERSISTENT.1),
                         ],
                         &params(&[("m", TP_TOKENS), ("n", n), ("k", k), ("tp", tp), ("proj", proj)]),
                         ("cublas", "cuBLAS gemm_ex (BF16, FP32 accumulate)"),
                     ));
                 }
             }
-            run_last(out, &["tc_wgmma"])
+            let out = out.into_iter().map(tc_persistent_file).collect();
+            run_last(out, &["tc_wgmma", TC_PERSISTENT.0])
         }
         _ => Vec::new(),
     }

@@ -1,6 +1,7 @@
 //! tc_gemm: C = A·B on the tensor cores — BF16 inputs, FP32 accumulate, FP32 output — at square
 //! sizes, against cuBLAS gemm_ex (BF16 in, CUBLAS_COMPUTE_32F, FP32 out) in the same run. B is
-//! handed to every variant as Bᵀ (N × K row-major, K contiguous; see kernels/tc_gemm.cu).
+//! handed to every variant as Bᵀ (N × K row-major, K contiguous; see kernels/tc_gemm.cu). Rungs
+//! 1-4 live in tc_gemm.cu; the persistent rung 5 names its own file in the plan.
 //!
 //! Verification: the inputs are drawn as BF16, and the references use exactly those values.
 //! cuBLAS is checked against an f64 CPU product at 256³ and on 256 sampled entries at the timed
@@ -22,6 +23,14 @@ const PIPELINE_SMEM: u32 = 3 * 256 * 72 * 2;
 /// Dynamic shared memory of tc_wgmma: 4 stages × (16 + 32) KiB, 1 KiB of alignment slack and
 /// 2 × 4 mbarriers (WG_SMEM in tc_gemm.cu).
 const WGMMA_SMEM: u32 = 4 * (128 * 64 * 2 + 256 * 64 * 2) + 1024 + 2 * 4 * 8;
+/// Dynamic shared memory of tc_wgmma_persistent: tc_wgmma's ring plus two 128 × 32 FP32
+/// epilogue boxes (PW_SMEM in tc_gemm_persistent.cu).
+const PERSISTENT_SMEM: u32 = 4 * (128 * 64 * 2 + 256 * 64 * 2) + 2 * 128 * 32 * 4 + 1024 + 2 * 4 * 8;
+
+/// The rungs built from sm_90a-only instructions (wgmma, setmaxnreg).
+fn hopper_only(variant: &str) -> bool {
+    matches!(variant, "tc_wgmma" | "tc_wgmma_persistent")
+}
 
 /// Host copies of the operands (exact BF16 values): A is m × k, Bt is n × k, both row-major.
 struct Operands<'a> {
@@ -118,14 +127,14 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             "sizes must be multiples of 128 (m), 256 (n) and 64 (k)",
         ));
     }
-    if item.variant == "tc_wgmma" && ctx.gpu.arch_specific() != "sm_90a" {
+    if hopper_only(item.variant) && ctx.gpu.arch_specific() != "sm_90a" {
         return Err(Fail::new(
             FailStage::Unsupported,
             "WGMMA and TMA need a Hopper GPU (sm_90a)",
         ));
     }
     let seed = ctx.seed(item);
-    let kernel = ctx.variant_kernel(FILE, item)?;
+    let kernel = ctx.variant_kernel(item.source_file.unwrap_or(FILE), item)?;
     let gpu = ctx.gpu;
     // The variants of a shape share A and Bᵀ (see `Ctx::shared`).
     let ab = ctx.shared("tc_gemm_ab", &format!("{:?}", item.params), |gpu, seed| {
@@ -172,7 +181,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         None
     };
     let tiles = |bm: usize, bn: usize| ((m / bm) * (n / bn)) as u64;
-    let maps;
+    let (maps, maps3);
     let args: Vec<Arg> = match item.variant {
         "tc_wgmma" => {
             maps = (
@@ -186,6 +195,22 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                 Arg::TensorMap(&maps.0),
                 Arg::TensorMap(&maps.1),
                 Arg::Buf(&c),
+            ]
+        }
+        // C leaves through the TMA engine: an FP32 map with boxes of 128 rows × 32 columns.
+        "tc_wgmma_persistent" => {
+            maps3 = (
+                gpu.tensor_map_bf16(a, m, k, 128, 64)?,
+                gpu.tensor_map_bf16(bt, n, k, 256, 64)?,
+                gpu.tensor_map_f32(&c, m, n, 128, 32)?,
+            );
+            vec![
+                Arg::I32(m as i32),
+                Arg::I32(n as i32),
+                Arg::I32(k as i32),
+                Arg::TensorMap(&maps3.0),
+                Arg::TensorMap(&maps3.1),
+                Arg::TensorMap(&maps3.2),
             ]
         }
         _ => vec![
@@ -214,6 +239,16 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                 smem: WGMMA_SMEM,
                 cluster: None,
                 ..Launch::linear(tiles(128, 256), 384)?
+            }
+        }
+        // Persistent: one block per SM (fewer when there are fewer tiles), each walking tiles.
+        "tc_wgmma_persistent" => {
+            gpu.set_max_dynamic_smem(&kern, PERSISTENT_SMEM)?;
+            let blocks = tiles(128, 256).min(gpu.sm_count().max(1) as u64);
+            Launch {
+                smem: PERSISTENT_SMEM,
+                cluster: None,
+                ..Launch::linear(blocks, 384)?
             }
         }
         other => {

@@ -128,17 +128,47 @@ impl Gpu {
         box_rows: u32,
         box_cols: u32,
     ) -> Result<TensorMap> {
+        self.tensor_map(buf, Dtype::Bf16, rows, cols, box_rows, box_cols)
+    }
+
+    /// The same for a row-major FP32 matrix (box_cols · 4 must be 128 at most): the map through
+    /// which a kernel's TMA engine stores FP32 tiles of C.
+    pub fn tensor_map_f32(
+        &self,
+        buf: &DevBuf,
+        rows: usize,
+        cols: usize,
+        box_rows: u32,
+        box_cols: u32,
+    ) -> Result<TensorMap> {
+        self.tensor_map(buf, Dtype::F32, rows, cols, box_rows, box_cols)
+    }
+
+    fn tensor_map(
+        &self,
+        buf: &DevBuf,
+        dtype: Dtype,
+        rows: usize,
+        cols: usize,
+        box_rows: u32,
+        box_cols: u32,
+    ) -> Result<TensorMap> {
         use sys::*;
-        if rows * cols * 2 > buf.bytes
-            || !(cols * 2).is_multiple_of(16)
-            || box_cols * 2 > 128
+        let elem_bytes = dtype.bytes();
+        if rows * cols * elem_bytes > buf.bytes
+            || !(cols * elem_bytes).is_multiple_of(16)
+            || box_cols as usize * elem_bytes > 128
             || box_rows > 256
         {
             bail!("tensor map {rows} × {cols} (box {box_rows} × {box_cols}) does not fit its buffer or the TMA rules");
         }
+        let data_type = match dtype {
+            Dtype::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            Dtype::F32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        };
         let mut map = std::mem::MaybeUninit::<CUtensorMap>::zeroed();
         let dims: [u64; 2] = [cols as u64, rows as u64];
-        let strides: [u64; 1] = [(cols * 2) as u64];
+        let strides: [u64; 1] = [(cols * elem_bytes) as u64];
         let boxes: [u32; 2] = [box_cols, box_rows];
         let elem: [u32; 2] = [1, 1];
         // SAFETY: all arrays have rank (2) entries (strides rank − 1); the map is written.
@@ -146,7 +176,7 @@ impl Gpu {
             unsafe {
                 cuTensorMapEncodeTiled(
                     map.as_mut_ptr(),
-                    CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                    data_type,
                     2,
                     buf.ptr as *mut c_void,
                     dims.as_ptr(),
