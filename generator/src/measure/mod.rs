@@ -128,10 +128,13 @@ const KERNEL_SOURCES: &[(&str, &str)] = &[
 
 /// Headers the kernel files may `#include "name"`: handed to NVRTC with every program (it has
 /// no file system to search) and folded into the source hash of each file that includes one.
-const KERNEL_HEADERS: &[(&str, &str)] = &[(
-    "hopper_sync.cuh",
-    include_str!("../../../kernels/hopper_sync.cuh"),
-)];
+const KERNEL_HEADERS: &[(&str, &str)] = &[
+    (
+        "hopper_sync.cuh",
+        include_str!("../../../kernels/hopper_sync.cuh"),
+    ),
+    ("wgmma_gemm.cuh", include_str!("../../../kernels/wgmma_gemm.cuh")),
+];
 
 /// The embedded headers as (name, source).
 pub fn kernel_headers() -> &'static [(&'static str, &'static str)] {
