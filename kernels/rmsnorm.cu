@@ -272,32 +272,9 @@ extern "C" __global__ void rmsnorm_warp(const float* __restrict__ x, const float
     }
 }
 
-// Cluster helpers (Hopper, PTX ISA 7.8), as in softmax.cu: rank and size of this block's
-// cluster, the split cluster barrier, a float load from another block's shared memory.
-__device__ __forceinline__ unsigned cluster_rank()
-{
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
+#include "cluster_sync.cuh"  // cluster rank, size and barrier, shared with softmax.cu
 
-__device__ __forceinline__ unsigned cluster_size()
-{
-    unsigned n;
-    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
-    return n;
-}
-
-__device__ __forceinline__ void cluster_arrive()
-{
-    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-}
-
-__device__ __forceinline__ void cluster_wait()
-{
-    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
+// A float load from another block's shared memory (distributed shared memory).
 __device__ __forceinline__ float dsmem_load(const float* local, unsigned rank)
 {
     unsigned a = (unsigned)__cvta_generic_to_shared(local), remote;

@@ -246,33 +246,10 @@ extern "C" __global__ void softmax_warp(const float* __restrict__ x, float* __re
     }
 }
 
-// Cluster helpers (Hopper, PTX ISA 7.8): this block's rank in its cluster, the cluster's size, a
-// cluster-wide barrier split into arrive and wait, and a load from another block's shared memory
-// (distributed shared memory: the address is mapped into the target block's window by mapa).
-__device__ __forceinline__ unsigned cluster_rank()
-{
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
+#include "cluster_sync.cuh"  // cluster rank, size and barrier, shared with rmsnorm.cu
 
-__device__ __forceinline__ unsigned cluster_size()
-{
-    unsigned n;
-    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
-    return n;
-}
-
-__device__ __forceinline__ void cluster_arrive()
-{
-    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-}
-
-__device__ __forceinline__ void cluster_wait()
-{
-    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
+// A load from another block's shared memory (distributed shared memory: the address is mapped
+// into the target block's window by mapa).
 __device__ __forceinline__ float2 dsmem_load2(const float2* local, unsigned rank)
 {
     unsigned a = (unsigned)__cvta_generic_to_shared(local), remote;

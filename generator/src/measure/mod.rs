@@ -133,6 +133,10 @@ const KERNEL_HEADERS: &[(&str, &str)] = &[
         "hopper_sync.cuh",
         include_str!("../../../kernels/hopper_sync.cuh"),
     ),
+    (
+        "cluster_sync.cuh",
+        include_str!("../../../kernels/cluster_sync.cuh"),
+    ),
     ("wgmma_gemm.cuh", include_str!("../../../kernels/wgmma_gemm.cuh")),
 ];
 
