@@ -78,28 +78,6 @@ pub fn par_sum(n: usize, f: impl Fn(usize) -> f64 + Sync) -> f64 {
     })
 }
 
-/// `f(i)` for i in 0..n on all cores, in order: for a few heavy items such as the f64 reference
-/// rows of a check (each a pass over a long context).
-pub fn par_map<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    let t = threads().min(n);
-    if t <= 1 {
-        return (0..n).map(f).collect();
-    }
-    let chunk = n.div_ceil(t);
-    thread::scope(|s| {
-        let handles: Vec<_> = (0..t)
-            .map(|k| {
-                let f = &f;
-                s.spawn(move || (k * chunk..((k + 1) * chunk).min(n)).map(f).collect::<Vec<T>>())
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    })
-}
-
 /// `n` uniform floats in [lo, hi) from stream `seed`.
 pub fn random_vec(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
     let mut v = vec![0f32; n];

@@ -15,7 +15,7 @@ use super::super::gpu::{Arg, DevBuf, Gpu, Launch};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
 use super::super::plan::Item;
 use super::super::quant::{quantize_rows_par, Format};
-use super::super::reference::{bf16_to_f32, mix, par_map, random_bf16, rel_error};
+use super::super::reference::{bf16_to_f32, mix, par_chunks_mut, random_bf16, rel_error};
 use super::super::results::{FailStage, Timing};
 use super::memcpy_baseline_bytes;
 
@@ -143,10 +143,14 @@ fn checked_rel(out: &[f32], q: &[f32], k: &[f32], v: &[f32], s: Shape) -> f64 {
         .iter()
         .flat_map(|&seq| (0..s.hq).map(move |qh| (seq, qh)))
         .collect();
-    let want: Vec<f64> = par_map(rows.len(), |i| reference_row(q, k, v, s, rows[i].0, rows[i].1))
-        .into_iter()
-        .flatten()
-        .collect();
+    let mut want_rows = vec![Vec::new(); rows.len()];
+    par_chunks_mut(&mut want_rows, |start, part| {
+        for (j, w) in part.iter_mut().enumerate() {
+            let (seq, qh) = rows[start + j];
+            *w = reference_row(q, k, v, s, seq, qh);
+        }
+    });
+    let want: Vec<f64> = want_rows.into_iter().flatten().collect();
     let got: Vec<f32> = rows
         .iter()
         .flat_map(|&(seq, qh)| out[(seq * s.hq + qh) * D..][..D].iter().copied())
