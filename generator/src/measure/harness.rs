@@ -72,14 +72,21 @@ pub fn to_outcome(r: Res<Timing>) -> Outcome {
 /// Timed-repetition policy: a time budget per item, so the whole suite stays short (issue 17
 /// asked for `bench --force` in 90 s) while cheap kernels still get many samples.
 ///
-/// At least [`BUDGET_MS`] of timed runs; at least 10 runs when 10 cost at most 400 ms, else at
-/// least 3 (a kernel that slow is long enough for one event pair to be exact); at most 200.
+/// At least [`BUDGET_MS`] of timed runs; at least 10 runs when 10 cost at most 100 ms, else at
+/// least 5 when 5 cost at most 200 ms, else at least 3 (a kernel that slow is long enough for one
+/// event pair to be exact, and its runs differ by far less than 1%); at most 200.
 pub fn rep_count(estimate_ms: f64) -> usize {
     if !estimate_ms.is_finite() || estimate_ms <= 0.0 {
         return 10;
     }
     let for_time = (BUDGET_MS / estimate_ms).ceil() as usize;
-    let floor = if 10.0 * estimate_ms <= 400.0 { 10 } else { 3 };
+    let floor = if 10.0 * estimate_ms <= 100.0 {
+        10
+    } else if 5.0 * estimate_ms <= 200.0 {
+        5
+    } else {
+        3
+    };
     for_time.clamp(floor, 200)
 }
 

@@ -20,6 +20,7 @@ pub mod nvrtc_log;
 pub mod plan;
 mod plan_infer;
 mod plan_rows;
+mod prof;
 pub mod quant;
 pub mod reference;
 pub mod report;

@@ -164,6 +164,12 @@ fn quantize_into(
 /// their own threads straight into their part of the outputs (identical to the single-threaded
 /// result; no copy afterwards — a gigabyte KV cache made that copy cost seconds).
 pub fn quantize_rows_par(w: &[f32], rows: usize, cols: usize, fmt: Format) -> Quantized {
+    crate::measure::prof::timed(crate::measure::prof::Op::Quantize, || {
+        quantize_rows_par_untimed(w, rows, cols, fmt)
+    })
+}
+
+fn quantize_rows_par_untimed(w: &[f32], rows: usize, cols: usize, fmt: Format) -> Quantized {
     assert_eq!(w.len(), rows * cols);
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())

@@ -78,8 +78,41 @@ pub fn par_sum(n: usize, f: impl Fn(usize) -> f64 + Sync) -> f64 {
     })
 }
 
+/// ‖out − ref‖ / ‖ref‖ from per-part sums: `f(i)` for i in 0..n returns one part's (Σ (out − ref)²,
+/// Σ ref², any non-finite output); the parts run on all cores. For checks that must walk the
+/// output in their own order (tiles of a transpose).
+pub fn par_sum_triple(n: usize, f: impl Fn(usize) -> (f64, f64, bool) + Sync) -> f64 {
+    let t = threads().max(1);
+    let chunk = n.div_ceil(t).max(1);
+    let parts: Vec<(f64, f64, bool)> = thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .step_by(chunk)
+            .map(|start| {
+                let f = &f;
+                s.spawn(move || {
+                    (start..(start + chunk).min(n))
+                        .map(f)
+                        .fold((0.0, 0.0, false), |a, p| (a.0 + p.0, a.1 + p.1, a.2 || p.2))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or((0.0, 0.0, true)))
+            .collect()
+    });
+    let (num, den, bad) = parts
+        .iter()
+        .fold((0.0, 0.0, false), |a, p| (a.0 + p.0, a.1 + p.1, a.2 || p.2));
+    rel_from(num, den, bad || n == 0)
+}
+
 /// `n` uniform floats in [lo, hi) from stream `seed`.
 pub fn random_vec(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
+    super::prof::timed(super::prof::Op::Random, || random_vec_untimed(n, seed, lo, hi))
+}
+
+fn random_vec_untimed(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
     let mut v = vec![0f32; n];
     par_chunks_mut(&mut v, |start, part| {
         for (j, x) in part.iter_mut().enumerate() {
@@ -91,7 +124,29 @@ pub fn random_vec(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
 
 /// ‖out − ref‖ / ‖ref‖ with `reference(i)` computed on the fly (so no f64 copy of a 1 GiB
 /// reference is ever stored). NaN or infinity anywhere in `out` gives +∞.
-pub fn rel_error_fn(out: &[f32], reference: impl Fn(usize) -> f64 + Sync) -> f64 {
+pub fn rel_error_fn<T: OutElem>(out: &[T], reference: impl Fn(usize) -> f64 + Sync) -> f64 {
+    super::prof::timed(super::prof::Op::Compare, || rel_error_untimed(out, reference))
+}
+
+/// An output element a check reads: an `f32`, or a BF16 bit pattern (`u16`) read as its value
+/// where it is used, so a half-gigabyte BF16 output is never converted to a second array first.
+pub trait OutElem: Copy + Sync {
+    fn value(self) -> f32;
+}
+
+impl OutElem for f32 {
+    fn value(self) -> f32 {
+        self
+    }
+}
+
+impl OutElem for u16 {
+    fn value(self) -> f32 {
+        bf16_value(self)
+    }
+}
+
+fn rel_error_untimed<T: OutElem>(out: &[T], reference: impl Fn(usize) -> f64 + Sync) -> f64 {
     let t = threads();
     let n = out.len();
     let chunk = n.div_ceil(t.max(1)).max(1);
@@ -104,6 +159,7 @@ pub fn rel_error_fn(out: &[f32], reference: impl Fn(usize) -> f64 + Sync) -> f64
                 s.spawn(move || {
                     let (mut num, mut den, mut bad) = (0f64, 0f64, false);
                     for (j, &o) in part.iter().enumerate() {
+                        let o = o.value();
                         if !o.is_finite() {
                             bad = true;
                             break;
@@ -137,7 +193,7 @@ pub fn rel_error(out: &[f32], reference: &[f64]) -> f64 {
 }
 
 /// ‖out − ref‖ / ‖ref‖ against an f32 reference (e.g. cuBLAS output, or an exact copy).
-pub fn rel_error_f32(out: &[f32], reference: &[f32]) -> f64 {
+pub fn rel_error_f32<T: OutElem>(out: &[T], reference: &[f32]) -> f64 {
     if out.len() != reference.len() || reference.iter().any(|r| !r.is_finite()) {
         return f64::INFINITY;
     }
@@ -269,16 +325,23 @@ pub fn bf16_value(bits: u16) -> f32 {
 /// device and their exact values for the references, so a reference sees precisely the inputs
 /// the kernel sees and the error measures only the kernel's arithmetic.
 pub fn random_bf16(n: usize, seed: u64, lo: f32, hi: f32) -> (Vec<u16>, Vec<f32>) {
-    let mut vals = random_vec(n, seed, lo, hi);
+    super::prof::timed(super::prof::Op::Random, || random_bf16_untimed(n, seed, lo, hi))
+}
+
+fn random_bf16_untimed(n: usize, seed: u64, lo: f32, hi: f32) -> (Vec<u16>, Vec<f32>) {
+    let mut vals = vec![0f32; n];
     let mut bits = vec![0u16; n];
-    par_chunks_mut(&mut bits, |start, part| {
-        for (j, b) in part.iter_mut().enumerate() {
-            *b = bf16_bits(vals[start + j]);
-        }
-    });
-    par_chunks_mut(&mut vals, |start, part| {
-        for (j, v) in part.iter_mut().enumerate() {
-            *v = bf16_value(bits[start + j]);
+    // One pass writing both arrays (the host's memory bandwidth is what these cost).
+    let t = threads();
+    let chunk = n.div_ceil(t.max(1)).max(1);
+    thread::scope(|s| {
+        for (c, (vp, bp)) in vals.chunks_mut(chunk).zip(bits.chunks_mut(chunk)).enumerate() {
+            s.spawn(move || {
+                for (j, (v, b)) in vp.iter_mut().zip(bp.iter_mut()).enumerate() {
+                    *b = bf16_bits(uniform(seed, (c * chunk + j) as u64, lo, hi));
+                    *v = bf16_value(*b);
+                }
+            });
         }
     });
     (bits, vals)
@@ -287,6 +350,12 @@ pub fn random_bf16(n: usize, seed: u64, lo: f32, hi: f32) -> (Vec<u16>, Vec<f32>
 /// [`bf16_to_f32`] into a buffer the caller keeps (a check that converts a half-gigabyte output
 /// per variant would otherwise fault in fresh pages every time).
 pub fn bf16_to_f32_into(bits: &[u16], out: &mut Vec<f32>) {
+    crate::measure::prof::timed(crate::measure::prof::Op::Convert, || {
+        bf16_to_f32_into_untimed(bits, out)
+    })
+}
+
+fn bf16_to_f32_into_untimed(bits: &[u16], out: &mut Vec<f32>) {
     out.resize(bits.len(), 0.0);
     par_chunks_mut(&mut out[..], |start, part| {
         for (j, v) in part.iter_mut().enumerate() {
@@ -344,8 +413,23 @@ pub fn attention_row_f64(
 /// ‖out − ref‖ / ‖ref‖ over the listed (head, row) pairs of an attention output, the reference
 /// rows computed in f64 on all cores. NaN or infinity in a checked row gives +∞.
 #[allow(clippy::too_many_arguments)]
-pub fn attention_rows_rel(
-    out: &[f32],
+pub fn attention_rows_rel<T: OutElem>(
+    out: &[T],
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    n: usize,
+    d: usize,
+    causal: bool,
+    rows: &[(usize, usize)],
+) -> f64 {
+    crate::measure::prof::timed(crate::measure::prof::Op::Reference, || {
+        attention_rows_rel_untimed(out, q, k, v, n, d, causal, rows)
+    })
+}
+
+fn attention_rows_rel_untimed<T: OutElem>(
+    out: &[T],
     q: &[f32],
     k: &[f32],
     v: &[f32],
@@ -366,6 +450,7 @@ pub fn attention_rows_rel(
                         let r = attention_row_f64(q, k, v, n, d, head, i, causal);
                         let o = &out[(head * n + i) * d..(head * n + i + 1) * d];
                         for (&x, y) in o.iter().zip(&r) {
+                            let x = x.value();
                             if !x.is_finite() {
                                 bad = true;
                             }

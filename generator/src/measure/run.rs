@@ -41,6 +41,8 @@ pub(super) fn kernel_families(
             continue;
         }
         let family_started = Instant::now();
+        let family_ops = super::prof::snapshot();
+        let mut item_ops = family_ops;
         let mut item_secs: Vec<(String, f64)> = Vec::new();
         let mut phases = (0.0, 0.0);
         let mut outcomes: Vec<(plan::Item, Outcome)> = Vec::new();
@@ -65,8 +67,13 @@ pub(super) fn kernel_families(
                 bar.inc(1);
                 if trace {
                     let (d, c, tm) = (item.describe(), t.check, t.timed);
+                    let ops = super::prof::line_since(&item_ops);
+                    item_ops = super::prof::snapshot();
                     bar.suspend(|| {
-                        eprintln!("item {d}: {:.2} s (checks {c:.2} s, timed {tm:.2} s)", t.total)
+                        eprintln!(
+                            "item {d}: {:.2} s (checks {c:.2} s, timed {tm:.2} s) {ops}",
+                            t.total
+                        )
                     });
                 }
                 phases.0 += t.check;
@@ -89,13 +96,17 @@ pub(super) fn kernel_families(
             }
         }
         // Where the suite's wall time goes, for the log (the 90-second budget is per suite).
-        let line = report::family_time_line(
+        let mut line = report::family_time_line(
             fam,
             outcomes.len(),
             family_started.elapsed().as_secs_f64(),
             phases,
             &mut item_secs,
         );
+        let host = super::prof::line_since(&family_ops);
+        if !host.is_empty() {
+            line.push_str(&format!("; host: {host}"));
+        }
         // Printed as it happens too, so a run stopped by a time-out still says where it was.
         bar.suspend(|| eprintln!("family {line}"));
         family_times.push(line);

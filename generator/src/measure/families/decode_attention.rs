@@ -131,31 +131,44 @@ pub fn reference_row(q: &[f32], k: &[f32], v: &[f32], s: Shape, seq: usize, qh: 
     o.iter().map(|x| x / l).collect()
 }
 
-/// ‖out − ref‖ / ‖ref‖ over all query heads of the first and last sequence; +∞ if any output
+/// The (sequence, query head) rows a check compares: every query head of the first and the last
+/// sequence.
+fn checked_rows(s: Shape) -> Vec<(usize, usize)> {
+    let mut seqs = vec![0, s.b - 1];
+    seqs.dedup();
+    seqs.iter()
+        .flat_map(|&seq| (0..s.hq).map(move |qh| (seq, qh)))
+        .collect()
+}
+
+/// The f64 reference of the [`checked_rows`], concatenated. Computed once per shape and cache
+/// (BF16 or a dequantized one) and shared by the variants reading it: each row is a full pass
+/// over the context, and recomputing them for every variant was a tenth of the suite's time.
+fn reference_rows(q: &[f32], k: &[f32], v: &[f32], s: Shape) -> Vec<f64> {
+    crate::measure::prof::timed(crate::measure::prof::Op::Reference, || {
+        let rows = checked_rows(s);
+        let mut want_rows = vec![Vec::new(); rows.len()];
+        par_chunks_mut(&mut want_rows, |start, part| {
+            for (j, w) in part.iter_mut().enumerate() {
+                let (seq, qh) = rows[start + j];
+                *w = reference_row(q, k, v, s, seq, qh);
+            }
+        });
+        want_rows.into_iter().flatten().collect()
+    })
+}
+
+/// ‖out − ref‖ / ‖ref‖ over the [`checked_rows`] against their reference `want`; +∞ if any output
 /// element is not finite.
-fn checked_rel(out: &[f32], q: &[f32], k: &[f32], v: &[f32], s: Shape) -> f64 {
+fn checked_rel(out: &[f32], want: &[f64], s: Shape) -> f64 {
     if out.iter().any(|x| !x.is_finite()) {
         return f64::INFINITY;
     }
-    let mut seqs = vec![0, s.b - 1];
-    seqs.dedup();
-    let rows: Vec<(usize, usize)> = seqs
-        .iter()
-        .flat_map(|&seq| (0..s.hq).map(move |qh| (seq, qh)))
-        .collect();
-    let mut want_rows = vec![Vec::new(); rows.len()];
-    par_chunks_mut(&mut want_rows, |start, part| {
-        for (j, w) in part.iter_mut().enumerate() {
-            let (seq, qh) = rows[start + j];
-            *w = reference_row(q, k, v, s, seq, qh);
-        }
-    });
-    let want: Vec<f64> = want_rows.into_iter().flatten().collect();
-    let got: Vec<f32> = rows
+    let got: Vec<f32> = checked_rows(s)
         .iter()
         .flat_map(|&(seq, qh)| out[(seq * s.hq + qh) * D..][..D].iter().copied())
         .collect();
-    rel_error(&got, &want)
+    rel_error(&got, want)
 }
 
 /// Device copies of a (possibly quantized) cache: codes, and per-token scales when quantized.
@@ -182,8 +195,15 @@ fn upload_quantized(
     Ok((codes, scales, q.dequant))
 }
 
+/// The query of one shape, on the device (BF16) and its exact values on the host; shared by the
+/// shape's variants.
+struct Query {
+    q: DevBuf,
+    qh: Vec<f32>,
+}
+
 /// K and V of one shape on the host: BF16 bits and their exact values. Shared by the shape's
-/// variants (see `Ctx::shared`); each variant draws its own query.
+/// variants (see `Ctx::shared`), as is the query.
 struct HostKv {
     kb: Vec<u16>,
     kh: Vec<f32>,
@@ -293,16 +313,33 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         return memcpy_baseline_bytes(gpu, item, s.kv_elems() * 4, seed); // K + V in BF16
     }
     let nq = s.b * s.hq * D;
-    let (qb, qh) = random_bf16(nq, seed ^ 0x51, -6.0, 6.0);
     let key = format!("b{} hq{} hkv{} ctx{}", s.b, s.hq, s.hkv, s.ctx);
     let host = ctx.shared("decode_kv_host", &key, |_, seed| Ok(HostKv::new(s, seed)))?;
+    // The query is the shape's too, so the f64 reference rows are computed once per cache form
+    // (below) instead of once per variant.
+    let query = ctx.shared("decode_q", &key, |gpu, seed| {
+        let (qb, qh) = random_bf16(nq, seed ^ 0x51, -6.0, 6.0);
+        let q = gpu.alloc(nq * 2)?;
+        gpu.upload_u16(&q, &qb)?;
+        Ok(Query { q, qh })
+    })?;
+    let want_bf16 = ctx.shared("decode_ref_bf16", &key, |_, _| {
+        Ok(reference_rows(&query.qh, &host.kh, &host.vh, s))
+    })?;
     let variant = item.variant;
     let cache = ctx.shared(layout_slot(variant), &key, |gpu, seed| {
         Ok(make_cache(gpu, variant, s, &host, seed)?)
     })?;
-    let (kh, vh) = (&host.kh, &host.vh);
-    let (q, o) = (gpu.alloc(nq * 2)?, gpu.alloc(nq * 2)?);
-    gpu.upload_u16(&q, &qb)?;
+    // A quantized cache's own reference: on the dequantized values the kernel computes with.
+    let want_quant = match &cache.dequant {
+        Some((kd, vd)) => Some(ctx.shared(
+            "decode_ref_quant",
+            &format!("{key} {}", layout_slot(variant)),
+            |_, _| Ok(reference_rows(&query.qh, kd, vd, s)),
+        )?),
+        None => None,
+    };
+    let (q, o) = (&query.q, gpu.alloc(nq * 2)?);
     let scale_log2 = std::f32::consts::LOG2_E / (D as f32).sqrt();
     let v2 = item.variant.ends_with("_v2");
     let splits = match item.variant {
@@ -319,7 +356,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let run: Box<dyn Fn() -> anyhow::Result<()>> = match split_kernel(item.variant) {
         None if v2 => {
             let kv = (&cache.k, &cache.v, cache.table.as_ref());
-            let (run, sp) = super::decode_attention_v2::runner(ctx, s, item.variant, &q, kv, &o, scale_log2)?;
+            let (run, sp) = super::decode_attention_v2::runner(ctx, s, item.variant, q, kv, &o, scale_log2)?;
             v2_splits = Some(sp);
             run
         }
@@ -397,15 +434,18 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             })
         }
     };
-    let quantized = cache.dequant.is_some();
+    let quantized = want_quant.is_some();
     let mut vs_bf16 = 0.0;
     let mut t = check_and_time(gpu, item, TOL, &[&o], &mut || run(), &mut || {
         let out = bf16_to_f32(&gpu.download_u16(&o, nq)?);
-        if quantized {
-            vs_bf16 = checked_rel(&out, &qh, kh, vh, s);
-        }
-        let (kv, vv) = cache.dequant.as_ref().map_or((kh, vh), |(k, v)| (k, v));
-        Ok(checked_rel(&out, &qh, kv, vv, s))
+        let bf16 = checked_rel(&out, &want_bf16, s);
+        Ok(match &want_quant {
+            Some(w) => {
+                vs_bf16 = bf16;
+                checked_rel(&out, w, s)
+            }
+            None => bf16,
+        })
     })?;
     if quantized {
         t.metrics.insert("kv_err_vs_bf16".into(), vs_bf16);

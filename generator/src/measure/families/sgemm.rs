@@ -29,6 +29,12 @@ struct Operands<'a> {
 
 /// ‖c − ref‖ / ‖ref‖ over `samples` entries chosen from `seed`, ref in f64.
 fn sampled_rel(c: &[f32], ops: &Operands, samples: usize, seed: u64) -> f64 {
+    crate::measure::prof::timed(crate::measure::prof::Op::Reference, || {
+        sampled_rel_untimed(c, ops, samples, seed)
+    })
+}
+
+fn sampled_rel_untimed(c: &[f32], ops: &Operands, samples: usize, seed: u64) -> f64 {
     let Operands { a, b, m, n, k } = *ops;
     let (mut num, mut den) = (0f64, 0f64);
     for s in 0..samples as u64 {

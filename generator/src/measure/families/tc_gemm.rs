@@ -49,6 +49,12 @@ impl Operands<'_> {
 
 /// ‖c − ref‖ / ‖ref‖ over `samples` entries chosen from `seed`, ref in f64.
 fn sampled_rel(c: &[f32], ops: &Operands, m: usize, samples: usize, seed: u64) -> f64 {
+    crate::measure::prof::timed(crate::measure::prof::Op::Reference, || {
+        sampled_rel_untimed(c, ops, m, samples, seed)
+    })
+}
+
+fn sampled_rel_untimed(c: &[f32], ops: &Operands, m: usize, samples: usize, seed: u64) -> f64 {
     let (mut num, mut den) = (0f64, 0f64);
     for s in 0..samples as u64 {
         let h = mix(seed ^ mix(s));

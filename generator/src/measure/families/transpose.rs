@@ -6,7 +6,7 @@
 use super::super::gpu::{Arg, Launch};
 use super::super::harness::{check_and_time, Ctx, Res};
 use super::super::plan::Item;
-use super::super::reference::{rel_error_f32, rel_error_fn};
+use super::super::reference::{par_sum_triple, rel_error_f32};
 use super::super::results::Timing;
 use super::shared_input;
 
@@ -40,8 +40,57 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         Ok(if baseline {
             rel_error_f32(&o, x)
         } else {
-            // out is cols × rows: out[c][r] = x[r][c]
-            rel_error_fn(&o, |i| x[(i % rows) * cols + i / rows] as f64)
+            transposed_rel(&o, x, rows, cols)
         })
     })
+}
+
+/// ‖out − xᵀ‖ / ‖xᵀ‖ for out (cols × rows) against x (rows × cols), walking both in 64 × 64
+/// tiles on all cores: element by element, one of the two matrices is read with a stride of a
+/// whole row, a cache miss per element that made this check the family's slowest step.
+fn transposed_rel(out: &[f32], x: &[f32], rows: usize, cols: usize) -> f64 {
+    const T: usize = 64;
+    super::super::prof::timed(super::super::prof::Op::Compare, || {
+        par_sum_triple(cols.div_ceil(T), |tile_c| {
+            let (mut num, mut den, mut bad) = (0f64, 0f64, false);
+            let cs = tile_c * T..((tile_c + 1) * T).min(cols);
+            for r0 in (0..rows).step_by(T) {
+                for c in cs.clone() {
+                    for r in r0..(r0 + T).min(rows) {
+                        let (o, want) = (out[c * rows + r], x[r * cols + c] as f64);
+                        bad |= !o.is_finite();
+                        num += (o as f64 - want).powi(2);
+                        den += want * want;
+                    }
+                }
+            }
+            (num, den, bad)
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::transposed_rel;
+
+    #[test]
+    fn tiled_check_is_exact_and_catches_a_wrong_or_unwritten_element() {
+        // Sizes that are not multiples of the 64 tile, so the edge tiles are walked too.
+        let (rows, cols) = (70, 131);
+        let x: Vec<f32> = (0..rows * cols).map(|i| i as f32 * 0.5 - 3.0).collect();
+        let mut out = vec![0f32; rows * cols];
+        for r in 0..rows {
+            for c in 0..cols {
+                out[c * rows + r] = x[r * cols + c];
+            }
+        }
+        assert_eq!(transposed_rel(&out, &x, rows, cols), 0.0);
+        let mut wrong = out.clone();
+        wrong[130 * rows + 69] += 1.0; // the very last element
+        assert!(transposed_rel(&wrong, &x, rows, cols) > 0.0);
+        wrong[5] = f32::NAN;
+        assert_eq!(transposed_rel(&wrong, &x, rows, cols), f64::INFINITY);
+        // The untransposed matrix is not its transpose.
+        assert!(transposed_rel(&x, &x, rows, cols) > 0.1);
+    }
 }

@@ -4,15 +4,18 @@
 //! size checks stay here, next to the `DevBuf` drop that frees them.
 
 use super::*;
+use crate::measure::prof;
 
 impl Gpu {
     pub fn alloc(&self, bytes: usize) -> Result<DevBuf> {
         drv(self.ctx.bind_to_thread(), "bind context")?;
         // SAFETY: plain cuMemAlloc; freed in DevBuf::drop.
-        let ptr = drv(
-            unsafe { dr::malloc_sync(bytes.max(4)) },
-            &format!("cuMemAlloc({bytes} bytes)"),
-        )?;
+        let ptr = prof::timed(prof::Op::Alloc, || {
+            drv(
+                unsafe { dr::malloc_sync(bytes.max(4)) },
+                &format!("cuMemAlloc({bytes} bytes)"),
+            )
+        })?;
         Ok(DevBuf {
             ptr,
             bytes,
@@ -46,7 +49,9 @@ impl Gpu {
             );
         }
         // SAFETY: bounds checked above; synchronous copy.
-        drv(unsafe { dr::memcpy_htod_sync(dst.ptr, src) }, "copy to device")
+        prof::timed(prof::Op::Upload, || {
+            drv(unsafe { dr::memcpy_htod_sync(dst.ptr, src) }, "copy to device")
+        })
     }
 
     /// Upload raw bytes (quantized codes; little-endian words packed by the caller).
@@ -59,7 +64,9 @@ impl Gpu {
             );
         }
         // SAFETY: bounds checked above; synchronous copy.
-        drv(unsafe { dr::memcpy_htod_sync(dst.ptr, src) }, "copy to device")
+        prof::timed(prof::Op::Upload, || {
+            drv(unsafe { dr::memcpy_htod_sync(dst.ptr, src) }, "copy to device")
+        })
     }
 
     /// Download 16-bit words (BF16 bit patterns).
@@ -73,7 +80,9 @@ impl Gpu {
         let mut out = HostVec::take(&self.host_u16, n);
         self.sync()?;
         // SAFETY: bounds checked above; synchronous copy.
-        drv(unsafe { dr::memcpy_dtoh_sync(&mut out, src.ptr) }, "copy to host")?;
+        prof::timed(prof::Op::Download, || {
+            drv(unsafe { dr::memcpy_dtoh_sync(&mut out, src.ptr) }, "copy to host")
+        })?;
         Ok(out)
     }
 
@@ -86,7 +95,9 @@ impl Gpu {
             );
         }
         // SAFETY: bounds checked above; synchronous copy.
-        drv(unsafe { dr::memcpy_htod_sync(dst.ptr, src) }, "copy to device")
+        prof::timed(prof::Op::Upload, || {
+            drv(unsafe { dr::memcpy_htod_sync(dst.ptr, src) }, "copy to device")
+        })
     }
 
     pub fn download_f32(&self, src: &DevBuf, n: usize) -> Result<HostVec<f32>> {
@@ -96,7 +107,9 @@ impl Gpu {
         let mut out = HostVec::take(&self.host_f32, n);
         self.sync()?;
         // SAFETY: bounds checked above; synchronous copy.
-        drv(unsafe { dr::memcpy_dtoh_sync(&mut out, src.ptr) }, "copy to host")?;
+        prof::timed(prof::Op::Download, || {
+            drv(unsafe { dr::memcpy_dtoh_sync(&mut out, src.ptr) }, "copy to host")
+        })?;
         Ok(out)
     }
 
@@ -143,7 +156,9 @@ pub type HostPool<T> = Rc<RefCell<Vec<Vec<T>>>>;
 /// A downloaded array. Reads like a slice; its buffer goes back to the device's pool when
 /// dropped (`into_vec` keeps it instead).
 pub struct HostVec<T: Copy + Default> {
+    /// The whole pinned buffer, initialized to its full length; the array is its first `n`.
     v: Vec<T>,
+    n: usize,
     pool: HostPool<T>,
 }
 
@@ -181,15 +196,16 @@ impl<T: Copy + Default> HostVec<T> {
     /// too small). Its contents are stale: the caller overwrites all `n`.
     fn take(pool: &HostPool<T>, n: usize) -> HostVec<T> {
         let mut v = pool.borrow_mut().pop().unwrap_or_default();
-        if v.capacity() < n {
+        if v.len() < n {
             unpin(&mut v);
-            v = Vec::with_capacity(n);
+            // Filled once, when made: a kept buffer is handed out again as it is (its length is
+            // its capacity), so a gigabyte download does not first write a gigabyte of zeros.
+            v = vec![T::default(); n];
             pin(&mut v);
         }
-        v.truncate(n);
-        v.resize(n, T::default()); // within the capacity: never reallocates a pinned buffer
         HostVec {
             v,
+            n,
             pool: pool.clone(),
         }
     }
@@ -197,7 +213,9 @@ impl<T: Copy + Default> HostVec<T> {
     /// The contents as an owned vector (its buffer leaves the pool, unpinned).
     pub fn into_vec(mut self) -> Vec<T> {
         unpin(&mut self.v);
-        std::mem::take(&mut self.v)
+        let mut v = std::mem::take(&mut self.v);
+        v.truncate(self.n);
+        v
     }
 }
 
@@ -205,13 +223,13 @@ impl<T: Copy + Default> HostVec<T> {
 impl<T: Copy + Default> std::ops::Deref for HostVec<T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
-        &self.v
+        &self.v[..self.n]
     }
 }
 
 impl<T: Copy + Default> std::ops::DerefMut for HostVec<T> {
     fn deref_mut(&mut self) -> &mut [T] {
-        &mut self.v
+        &mut self.v[..self.n]
     }
 }
 
@@ -223,7 +241,7 @@ impl<T: Copy + Default> Drop for HostVec<T> {
         let mut pool = self.pool.borrow_mut();
         pool.push(std::mem::take(&mut self.v));
         // Keep the largest few (most reuse, fewest faults).
-        pool.sort_by_key(|v| v.capacity());
+        pool.sort_by_key(|v| v.len());
         if pool.len() > POOL_KEEP {
             unpin(&mut pool.remove(0));
         }

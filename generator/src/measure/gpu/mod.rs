@@ -45,7 +45,9 @@ pub struct DevBuf {
 impl Drop for DevBuf {
     fn drop(&mut self) {
         // Errors here (e.g. after a device fault) cannot be reported usefully; ignore them.
-        let _ = unsafe { dr::free_sync(self.ptr) };
+        let _ = crate::measure::prof::timed(crate::measure::prof::Op::Free, || unsafe {
+            dr::free_sync(self.ptr)
+        });
     }
 }
 
