@@ -101,6 +101,7 @@ const KERNEL_SOURCES: &[(&str, &str)] = &[
     ("gemv.cu", include_str!("../../../kernels/gemv.cu")),
     ("sgemm.cu", include_str!("../../../kernels/sgemm.cu")),
     ("sgemm_tuned.cu", include_str!("../../../kernels/sgemm_tuned.cu")),
+    ("sgemm_ring.cu", include_str!("../../../kernels/sgemm_ring.cu")),
     ("tc_gemm.cu", include_str!("../../../kernels/tc_gemm.cu")),
     (
         "tc_gemm_persistent.cu",

@@ -267,13 +267,18 @@ pub fn items(family: &str) -> Vec<Item> {
                         V("sgemm_vectorized", "vectorized (float4, transposed A tile)"),
                         V("sgemm_warptile", "warp tiling + double buffering"),
                         V("sgemm_tuned", "register prefetch, swept tile shape"),
+                        V("sgemm_ring", "cuBLAS's tile: 128 × 256, 3-stage cp.async ring"),
                     ],
                     &params(&[("m", s), ("n", s), ("k", s)]),
                     ("cublas", "cuBLAS SGEMM (FP32)"),
                 );
-                // The tuned rung has its own file: a template swept over tile shapes.
-                if let Some(tuned) = items.iter_mut().find(|i| i.variant == "sgemm_tuned") {
-                    tuned.source_file = Some("sgemm_tuned.cu");
+                // Rungs 8 and 9 have their own files (templates over the tile shape).
+                for item in items.iter_mut() {
+                    match item.variant {
+                        "sgemm_tuned" => item.source_file = Some("sgemm_tuned.cu"),
+                        "sgemm_ring" => item.source_file = Some("sgemm_ring.cu"),
+                        _ => {}
+                    }
                 }
                 if s > 4096 {
                     items[0].skip = Some("skipped: naive kernel too slow at 8192 (seconds per run)");

@@ -14,7 +14,7 @@ use super::super::plan::Item;
 use super::super::reference::{matmul_entry, matmul_f64, mix, random_vec, rel_error, rel_error_f32};
 use super::super::results::{FailStage, Timing};
 
-/// Rungs 1-7; the tuned rung names its own file in the plan (`Item::source_file`).
+/// Rungs 1-7; rungs 8 and 9 name their own files in the plan (`Item::source_file`).
 const FILE: &str = "sgemm.cu";
 const TOL: f64 = 1e-4;
 
@@ -83,6 +83,13 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             "sizes must be multiples of 128",
         ));
     }
+    // sgemm_ring's block tile is 128 × 256 (M × N).
+    if item.variant == "sgemm_ring" && n % 256 != 0 {
+        return Err(Fail::new(
+            FailStage::Unsupported,
+            "sgemm_ring needs n to be a multiple of 256",
+        ));
+    }
     let seed = ctx.seed(item);
     let kernel = ctx.variant_kernel(item.source_file.unwrap_or(FILE), item)?;
     let gpu = ctx.gpu;
@@ -131,6 +138,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         "sgemm_naive" => Launch::grid2(mu / 32, nu / 32, 32, 32),
         "sgemm_coalesced" | "sgemm_smem" => Launch::grid2(nu / 32, mu / 32, 32, 32),
         "sgemm_blocktile_1d" => Launch::grid2(nu / 64, mu / 64, 512, 1),
+        "sgemm_ring" => Launch::grid2(nu / 256, mu / 128, 256, 1),
         _ => Launch::grid2(nu / 128, mu / 128, 256, 1),
     };
     let args = [
