@@ -206,7 +206,7 @@ fn items_run_shape_by_shape() {
         assert!(
             items[split..]
                 .iter()
-                .all(|i| i.variant == "tc_wgmma" || i.variant == "tc_wgmma_persistent"),
+                .all(|i| matches!(i.variant, "tc_wgmma" | "tc_wgmma_persistent" | "tc_wgmma_streamk")),
             "{family}"
         );
         for pass in [&items[..split], &items[split..]] {

@@ -213,14 +213,20 @@ fn kernels_compile_with_nvrtc_when_available() {
 }
 
 /// The WGMMA rungs (tc_gemm's and attention's) need the architecture-specific target; under the
-/// portable one their bodies are compiled out (and verification fails off Hopper). Both must
+/// portable one their bodies are compiled out (and verification fails off Hopper). All must
 /// compile.
 #[test]
 fn wgmma_kernels_compile_for_sm_90a_too() {
     use hdlc::measure::{kernel_source, nvrtc_check};
-    for file in ["tc_gemm.cu", "attention_hopper.cu"] {
+    for file in [
+        "tc_gemm.cu",
+        "tc_gemm_persistent.cu",
+        "tc_gemm_streamk.cu",
+        "attention_hopper.cu",
+    ] {
         let src = kernel_source(file).unwrap();
-        assert!(src.contains("wgmma.mma_async") && src.contains("__CUDA_ARCH_FEAT_SM90_ALL"));
+        let wgmma = src.contains("wgmma.mma_async") || src.contains("#include \"wgmma_gemm.cuh\"");
+        assert!(wgmma && src.contains("__CUDA_ARCH_FEAT_SM90_ALL"), "{file}");
         match nvrtc_check(file, src, "sm_90a") {
             None => eprintln!("NVRTC not installed: skipping the sm_90a compile check"),
             Some(r) => assert!(r.is_ok(), "{file} for sm_90a: {}", r.unwrap_err()),

@@ -235,7 +235,7 @@ fn rmsnorm_backward_reference_matches_finite_differences() {
 fn tensor_core_and_attention_plans() {
     use hdlc::measure::plan::{uses_cublas, ATTN_HEAD_DIMS, ATTN_SEQS, TC_GEMM_SIZES};
     let tc = items("tc_gemm");
-    assert_eq!(tc.len(), TC_GEMM_SIZES.len() * 6);
+    assert_eq!(tc.len(), TC_GEMM_SIZES.len() * 7);
     let wg = tc
         .iter()
         .find(|i| i.variant == "tc_wgmma" && i.p("m") == 8192)
@@ -247,6 +247,12 @@ fn tensor_core_and_attention_plans() {
     assert!(pw
         .iter()
         .all(|i| i.rung == 5 && i.source_file == Some("tc_gemm_persistent.cu")));
+    // Then the stream-K rung, from its own file too.
+    let sk: Vec<_> = tc.iter().filter(|i| i.variant == "tc_wgmma_streamk").collect();
+    assert_eq!(sk.len(), TC_GEMM_SIZES.len());
+    assert!(sk
+        .iter()
+        .all(|i| i.rung == 6 && i.source_file == Some("tc_gemm_streamk.cu")));
     let (f, b) = work(wg);
     let s = 8192f64;
     assert_eq!(f, 2.0 * s * s * s);

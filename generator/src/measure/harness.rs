@@ -96,7 +96,12 @@ pub const BUDGET_MS: f64 = 40.0;
 /// Kernel files compiled for the architecture-specific target (sm_90a on Hopper) because they
 /// use instructions that only exist there (wgmma, setmaxnreg). Their kernels guard that code
 /// with `__CUDA_ARCH_FEAT_SM90_ALL`, so they still compile (and fail verification) elsewhere.
-pub const ARCH_SPECIFIC_FILES: &[&str] = &["tc_gemm.cu", "tc_gemm_persistent.cu", "attention_hopper.cu"];
+pub const ARCH_SPECIFIC_FILES: &[&str] = &[
+    "tc_gemm.cu",
+    "tc_gemm_persistent.cu",
+    "tc_gemm_streamk.cu",
+    "attention_hopper.cu",
+];
 
 /// Per-run state: the device, compiled modules, the input seed, inputs shared by the variants
 /// of one shape, and notes for the build log.

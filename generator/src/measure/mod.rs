@@ -107,6 +107,10 @@ const KERNEL_SOURCES: &[(&str, &str)] = &[
         "tc_gemm_persistent.cu",
         include_str!("../../../kernels/tc_gemm_persistent.cu"),
     ),
+    (
+        "tc_gemm_streamk.cu",
+        include_str!("../../../kernels/tc_gemm_streamk.cu"),
+    ),
     ("attention.cu", include_str!("../../../kernels/attention.cu")),
     (
         "attention_hopper.cu",

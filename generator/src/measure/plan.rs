@@ -117,10 +117,19 @@ pub(crate) const TC_PERSISTENT: (&str, &str) = (
     "persistent blocks, TMA-store epilogue overlapped with the next tile",
 );
 
-/// The persistent rung has its own file, so tc_gemm.cu's shipped results stay valid.
+/// The stream-K rung (tc_gemm and tp_gemm ladders), after the persistent one.
+pub(crate) const TC_STREAMK: (&str, &str) = (
+    "tc_wgmma_streamk",
+    "stream-K: the last round's tiles split along K over every SM",
+);
+
+/// The persistent and stream-K rungs have their own files, so the shipped results of the rungs
+/// before them stay valid.
 pub(crate) fn tc_persistent_file(mut item: Item) -> Item {
     if item.variant == TC_PERSISTENT.0 {
         item.source_file = Some("tc_gemm_persistent.cu");
+    } else if item.variant == TC_STREAMK.0 {
+        item.source_file = Some("tc_gemm_streamk.cu");
     }
     item
 }
@@ -311,6 +320,7 @@ pub fn items(family: &str) -> Vec<Item> {
                             ),
                             V("tc_wgmma", "Hopper WGMMA + TMA, warp-specialized"),
                             V(TC_PERSISTENT.0, TC_PERSISTENT.1),
+                            V(TC_STREAMK.0, TC_STREAMK.1),
                         ],
                         &params(&[("m", s), ("n", s), ("k", s)]),
                         ("cublas", "cuBLAS gemm_ex (BF16, FP32 accumulate)"),
@@ -318,7 +328,7 @@ pub fn items(family: &str) -> Vec<Item> {
                 })
                 .map(tc_persistent_file)
                 .collect(),
-            &["tc_wgmma", TC_PERSISTENT.0],
+            &["tc_wgmma", TC_PERSISTENT.0, TC_STREAMK.0],
         ),
         "attention" => {
             let mut out = Vec::new();

@@ -7,7 +7,7 @@
 //! cache or weight counts its codes and scales), workspaces (split partials, chunk states) not
 //! counted.
 
-use super::plan::{ladder, params, run_last, tc_persistent_file, Item, MEMCPY, TC_PERSISTENT, V};
+use super::plan::{ladder, params, run_last, tc_persistent_file, Item, MEMCPY, TC_PERSISTENT, TC_STREAMK, V};
 
 /// decode_attention: 32 query heads of d = 128, KV heads 32 (MHA), 8 (GQA) and 1 (MQA).
 pub const DECODE_HQ: u64 = 32;
@@ -198,6 +198,7 @@ pub fn items(family: &str) -> Vec<Item> {
                             ),
                             V("tc_wgmma", "Hopper WGMMA + TMA, warp-specialized"),
                             V(TC_PERSISTENT.0, TC_PERSISTENT.1),
+                            V(TC_STREAMK.0, TC_STREAMK.1),
                         ],
                         &params(&[("m", TP_TOKENS), ("n", n), ("k", k), ("tp", tp), ("proj", proj)]),
                         ("cublas", "cuBLAS gemm_ex (BF16, FP32 accumulate)"),
@@ -205,7 +206,7 @@ pub fn items(family: &str) -> Vec<Item> {
                 }
             }
             let out = out.into_iter().map(tc_persistent_file).collect();
-            run_last(out, &["tc_wgmma", TC_PERSISTENT.0])
+            run_last(out, &["tc_wgmma", TC_PERSISTENT.0, TC_STREAMK.0])
         }
         _ => Vec::new(),
     }

@@ -1,7 +1,8 @@
 //! tc_gemm: C = A·B on the tensor cores — BF16 inputs, FP32 accumulate, FP32 output — at square
 //! sizes, against cuBLAS gemm_ex (BF16 in, CUBLAS_COMPUTE_32F, FP32 out) in the same run. B is
 //! handed to every variant as Bᵀ (N × K row-major, K contiguous; see kernels/tc_gemm.cu). Rungs
-//! 1-4 live in tc_gemm.cu; the persistent rung 5 names its own file in the plan.
+//! 1-4 live in tc_gemm.cu; the persistent rung 5 and the stream-K rung 6 name their own files in
+//! the plan.
 //!
 //! Verification: the inputs are drawn as BF16, and the references use exactly those values.
 //! cuBLAS is checked against an f64 CPU product at 256³ and on 256 sampled entries at the timed
@@ -27,9 +28,36 @@ const WGMMA_SMEM: u32 = 4 * (128 * 64 * 2 + 256 * 64 * 2) + 1024 + 2 * 4 * 8;
 /// epilogue boxes (PW_SMEM in tc_gemm_persistent.cu).
 const PERSISTENT_SMEM: u32 = 4 * (128 * 64 * 2 + 256 * 64 * 2) + 2 * 128 * 32 * 4 + 1024 + 2 * 4 * 8;
 
+/// Dynamic shared memory of tc_wgmma_streamk: the same as rung 5 (SK_SMEM in tc_gemm_streamk.cu).
+const STREAMK_SMEM: u32 = PERSISTENT_SMEM;
+/// FP32 values of one partial 128 × 256 tile in rung 6's workspace (SK_SLOT).
+const STREAMK_SLOT: usize = 128 * 256;
+/// Rung 6 splits tiles only when the SMs left idle by the last round of whole tiles would wait,
+/// on average, at least this many k-blocks of 64. Below it the fix-up (per SM: one 128 KiB
+/// partial tile written to L2 and read back by another SM, and a flag) costs more than the
+/// round it removes; the threshold sits between the shapes where the standalone sweep of issue
+/// 17 saw the split lose and win on an H100.
+const STREAMK_MIN_IDLE_K_BLOCKS: u64 = 24;
+
 /// The rungs built from sm_90a-only instructions (wgmma, setmaxnreg).
 fn hopper_only(variant: &str) -> bool {
-    matches!(variant, "tc_wgmma" | "tc_wgmma_persistent")
+    matches!(variant, "tc_wgmma" | "tc_wgmma_persistent" | "tc_wgmma_streamk")
+}
+
+/// How many tiles rung 6 shares out along K (`sk_tiles` of tc_gemm_streamk.cu), for `tiles`
+/// output tiles of `k_blocks` k-blocks on `sms` SMs: none when whole tiles fill every round or
+/// the last round leaves too little idle time to win back; else the last, partial round plus
+/// one full round when there is one (so each SM's share is at least a tile's worth and a tile
+/// is cut in at most two pieces).
+fn stream_k_tiles(tiles: u64, k_blocks: u64, sms: u64) -> u64 {
+    if sms == 0 {
+        return 0;
+    }
+    let (rounds, rest) = (tiles / sms, tiles % sms);
+    if rest == 0 || (sms - rest) * k_blocks / sms < STREAMK_MIN_IDLE_K_BLOCKS {
+        return 0;
+    }
+    rest + if rounds >= 1 { sms } else { 0 }
 }
 
 /// Host copies of the operands (exact BF16 values): A is m × k, Bt is n × k, both row-major.
@@ -187,6 +215,20 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         None
     };
     let tiles = |bm: usize, bn: usize| ((m / bm) * (n / bn)) as u64;
+    let sms = gpu.sm_count().max(1) as u64;
+    // Rung 6's schedule and workspace: one partial-tile slot and one flag per block, zeroed
+    // once here. The kernel leaves every flag zero again (the block that consumes a partial
+    // clears its flag), so no reset runs between the timed launches.
+    let sk_tiles = stream_k_tiles(tiles(128, 256), (k / 64) as u64, sms);
+    let ws_bytes = if item.variant == "tc_wgmma_streamk" && sk_tiles > 0 {
+        sms as usize * (STREAMK_SLOT * 4 + 4)
+    } else {
+        0
+    };
+    let ws = gpu.alloc(ws_bytes)?;
+    if ws_bytes > 0 {
+        gpu.fill_zero(&ws)?;
+    }
     let (maps, maps3);
     let args: Vec<Arg> = match item.variant {
         "tc_wgmma" => {
@@ -204,20 +246,22 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             ]
         }
         // C leaves through the TMA engine: an FP32 map with boxes of 128 rows × 32 columns.
-        "tc_wgmma_persistent" => {
+        "tc_wgmma_persistent" | "tc_wgmma_streamk" => {
             maps3 = (
                 gpu.tensor_map_bf16(a, m, k, 128, 64)?,
                 gpu.tensor_map_bf16(bt, n, k, 256, 64)?,
                 gpu.tensor_map_f32(&c, m, n, 128, 32)?,
             );
-            vec![
-                Arg::I32(m as i32),
-                Arg::I32(n as i32),
-                Arg::I32(k as i32),
+            let mut v = vec![Arg::I32(m as i32), Arg::I32(n as i32), Arg::I32(k as i32)];
+            if item.variant == "tc_wgmma_streamk" {
+                v.extend([Arg::I32(sk_tiles as i32), Arg::Buf(&ws)]);
+            }
+            v.extend([
                 Arg::TensorMap(&maps3.0),
                 Arg::TensorMap(&maps3.1),
                 Arg::TensorMap(&maps3.2),
-            ]
+            ]);
+            v
         }
         _ => vec![
             Arg::I32(m as i32),
@@ -257,6 +301,21 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                 ..Launch::linear(blocks, 384)?
             }
         }
+        // One block per SM when tiles are split (every block must be resident: a block finishing
+        // a split tile waits for the others' partials), else as rung 5.
+        "tc_wgmma_streamk" => {
+            gpu.set_max_dynamic_smem(&kern, STREAMK_SMEM)?;
+            let blocks = if sk_tiles > 0 {
+                sms
+            } else {
+                tiles(128, 256).min(sms)
+            };
+            Launch {
+                smem: STREAMK_SMEM,
+                cluster: None,
+                ..Launch::linear(blocks, 384)?
+            }
+        }
         other => {
             return Err(Fail::new(
                 FailStage::Unsupported,
@@ -264,7 +323,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             ))
         }
     };
-    check_and_time(
+    let mut t = check_and_time(
         gpu,
         item,
         TOL,
@@ -283,5 +342,29 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                 }
             })
         },
-    )
+    )?;
+    if item.variant == "tc_wgmma_streamk" {
+        t.workspace_bytes = Some(ws_bytes as f64);
+        t.metrics.insert("stream_k_tiles".to_string(), sk_tiles as f64);
+    }
+    Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stream_k_tiles;
+
+    #[test]
+    fn stream_k_splits_only_a_mostly_idle_last_round() {
+        // 132 SMs (H100 SXM). 4096³: 512 tiles, the last round 116 of 132: too full to pay.
+        assert_eq!(stream_k_tiles(512, 64, 132), 0);
+        // 8192³: 2048 tiles, 68 left over: that round plus one full round are shared out.
+        assert_eq!(stream_k_tiles(2048, 128, 132), 68 + 132);
+        // Fewer tiles than SMs: all of them, or none when nearly every SM has one.
+        assert_eq!(stream_k_tiles(48, 64, 132), 48);
+        assert_eq!(stream_k_tiles(128, 32, 132), 0);
+        // Whole rounds only: nothing to split.
+        assert_eq!(stream_k_tiles(264, 64, 132), 0);
+        assert_eq!(stream_k_tiles(10, 64, 0), 0);
+    }
 }
