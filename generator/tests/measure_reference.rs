@@ -303,3 +303,22 @@ fn tensor_core_and_attention_plans() {
     assert!(rn.iter().any(|i| i.variant == "rmsnorm_bwd_atomic"));
     assert!(rn.last().unwrap().baseline);
 }
+
+/// The cache-layout rungs run only where the cards draw them (batch 8, 8 KV heads); the v2 rungs
+/// skip MQA; everything else runs at every decode shape.
+#[test]
+fn decode_layout_rungs_run_at_batch_8_with_8_kv_heads() {
+    let items = hdlc::measure::plan::items("decode_attention");
+    for it in &items {
+        let at_8_8 = (it.p("b"), it.p("hkv")) == (8, 8);
+        let layout = ["paged", "paged_v2", "kv_int8", "kv_fp8"].contains(&it.variant);
+        let mqa_v2 = it.variant.ends_with("_v2") && it.p("hkv") == 1;
+        assert_eq!(
+            it.skip.is_some(),
+            (layout && !at_8_8) || mqa_v2,
+            "{}",
+            it.describe()
+        );
+    }
+    assert!(items.iter().any(|i| i.variant == "kv_fp8" && i.skip.is_none()));
+}

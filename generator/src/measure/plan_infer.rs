@@ -110,6 +110,19 @@ pub fn items(family: &str) -> Vec<Item> {
                     );
                 }
             }
+            // The cache-layout rungs (paged, quantized) are drawn at batch 8 with 8 KV heads, where
+            // they are compared with split_kv; elsewhere they would cost the suite seconds of
+            // quantizing and scattering gigabyte caches and teach nothing new (issue 17: 90 s).
+            for i in out.iter_mut().filter(|i| {
+                ["paged", "paged_v2", "kv_int8", "kv_fp8"].contains(&i.variant)
+                    && (i.p("b"), i.p("hkv")) != (8, 8)
+                    && i.skip.is_none()
+            }) {
+                i.skip = Some(
+                    "skipped: the paged and quantized caches are measured at batch 8 with 8 KV \
+                     heads, where the cards compare them with split_kv",
+                );
+            }
             out
         }
         "quant_gemv" => {

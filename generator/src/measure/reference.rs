@@ -438,38 +438,56 @@ fn attention_rows_rel_untimed<T: OutElem>(
     causal: bool,
     rows: &[(usize, usize)],
 ) -> f64 {
-    let parts: Vec<(f64, f64, bool)> = thread::scope(|s| {
-        let t = threads().max(1);
-        let chunk = rows.len().div_ceil(t).max(1);
-        let handles: Vec<_> = rows
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    let (mut num, mut den, mut bad) = (0f64, 0f64, false);
-                    for &(head, i) in part {
-                        let r = attention_row_f64(q, k, v, n, d, head, i, causal);
-                        let o = &out[(head * n + i) * d..(head * n + i + 1) * d];
-                        for (&x, y) in o.iter().zip(&r) {
-                            let x = x.value();
-                            if !x.is_finite() {
-                                bad = true;
-                            }
-                            num += (x as f64 - y).powi(2);
-                            den += y * y;
-                        }
-                    }
-                    (num, den, bad)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or((0.0, 0.0, true)))
-            .collect()
-    });
-    let (num, den, bad) = parts
-        .iter()
-        .fold((0.0, 0.0, false), |a, p| (a.0 + p.0, a.1 + p.1, a.2 || p.2));
+    let want = attention_rows_f64(q, k, v, n, d, causal, rows);
+    attention_rows_vs(out, n, d, rows, &want)
+}
+
+/// The f64 reference of the listed (head, row) pairs, concatenated, on all cores. Kept apart from
+/// the comparison so a shape's variants can share it (each row is a pass over all keys).
+#[allow(clippy::too_many_arguments)]
+pub fn attention_rows_f64(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    n: usize,
+    d: usize,
+    causal: bool,
+    rows: &[(usize, usize)],
+) -> Vec<f64> {
+    crate::measure::prof::timed(crate::measure::prof::Op::Reference, || {
+        let mut want_rows = vec![Vec::new(); rows.len()];
+        par_chunks_mut(&mut want_rows, |start, part| {
+            for (j, w) in part.iter_mut().enumerate() {
+                let (head, i) = rows[start + j];
+                *w = attention_row_f64(q, k, v, n, d, head, i, causal);
+            }
+        });
+        want_rows.into_iter().flatten().collect()
+    })
+}
+
+/// ‖out − want‖ / ‖want‖ over the listed (head, row) pairs of an attention output, `want` from
+/// [`attention_rows_f64`]. NaN or infinity in a checked row gives +∞.
+pub fn attention_rows_vs<T: OutElem>(
+    out: &[T],
+    n: usize,
+    d: usize,
+    rows: &[(usize, usize)],
+    want: &[f64],
+) -> f64 {
+    if want.len() != rows.len() * d {
+        return f64::INFINITY;
+    }
+    let (mut num, mut den, mut bad) = (0f64, 0f64, false);
+    for (r, &(head, i)) in rows.iter().enumerate() {
+        let o = &out[(head * n + i) * d..(head * n + i + 1) * d];
+        for (&x, y) in o.iter().zip(&want[r * d..(r + 1) * d]) {
+            let x = x.value();
+            bad |= !x.is_finite();
+            num += (x as f64 - y).powi(2);
+            den += y * y;
+        }
+    }
     rel_from(num, den, bad || rows.is_empty())
 }
 

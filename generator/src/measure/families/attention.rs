@@ -16,7 +16,10 @@
 use super::super::gpu::{Arg, DevBuf, Dtype, Gpu, Kernel, Launch, RowMajorGemm, TensorMap};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
 use super::super::plan::Item;
-use super::super::reference::{attention_rows_rel, bf16_to_f32, random_bf16, rel_error_f32, sample_rows};
+use super::super::reference::{
+    attention_rows_f64, attention_rows_rel, attention_rows_vs, bf16_to_f32, random_bf16, rel_error_f32,
+    sample_rows,
+};
 use super::super::results::{FailStage, Timing};
 use std::rc::Rc;
 
@@ -417,9 +420,15 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         ctx.put_shared("attention_standard_out", &key, out)
     };
     let reference = standard_out.as_ref().as_ref();
+    // The sampled rows and their f64 reference are the shape's (and mask's), shared by its
+    // variants like the inputs: 64 rows, each a pass over up to N keys.
+    let sampled = ctx.shared("attention_rows", &key, |_, seed| {
+        let rows = sample_rows(s.heads, s.n, 64, seed);
+        let want = attention_rows_f64(&io.qh, &io.kh, &io.vh, s.n, s.d, s.causal, &rows);
+        Ok((rows, want))
+    })?;
     let runner = Runner::new(ctx, variant, s, &io)?;
     let gpu = ctx.gpu;
-    let rows = sample_rows(s.heads, s.n, 64, seed);
     let mut t = check_and_time(
         gpu,
         item,
@@ -429,7 +438,8 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         &mut || {
             // Read as BF16 where compared (see `OutElem`): no f32 copy of the output.
             let out = gpu.download_u16(&io.o, s.elems())?;
-            let sampled = attention_rows_rel(&out, &io.qh, &io.kh, &io.vh, s.n, s.d, s.causal, &rows);
+            let (rows, want) = &*sampled;
+            let sampled = attention_rows_vs(&out, s.n, s.d, rows, want);
             let vs_standard = reference.as_ref().map_or(0.0, |r| rel_error_f32(&out, r));
             Ok(small_rel.max(sampled).max(vs_standard))
         },
