@@ -179,44 +179,7 @@ __device__ __forceinline__ void flag_acquire_and_clear(unsigned* f)
     asm volatile("st.relaxed.gpu.global.u32 [%0], 0;" ::"l"(f) : "memory");
 }
 
-// Rung 5's epilogue, unchanged (copied rather than shared, so the shipped rung 5 file and its
-// results stay as they are): 8 boxes of 128 rows × 32 columns through two 16 KiB staging
-// buffers in the 128-byte-swizzled layout, each sent by one thread as a TMA bulk tensor store.
-__device__ __forceinline__ void store_tile_tma(const TmaDesc* tmC, unsigned stage, int tm, int tn,
-                                               int c, const float* d, unsigned& q)
-{
-    int w = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32, t = lane % 4;
-    bool leader = threadIdx.x == 128;
-    int r0 = c * 64 + w * 16 + lane / 4;  // this thread's rows r0 and r0 + 8 of the box
-#pragma unroll
-    for (int box = 0; box < 8; ++box, ++q) {
-        unsigned half = stage + (q & 1) * SK_BOX_BYTES;
-        if (leader) asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
-        asm volatile("bar.sync 1, 256;" ::: "memory");
-#pragma unroll
-        for (int jj = 0; jj < 4; ++jj) {
-            int j = 4 * box + jj;
-            unsigned chunk = 2 * jj + t / 2, within = (t % 2) * 8;
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                int r = r0 + 8 * h;
-                unsigned addr = half + r * 128 + ((chunk ^ (r % 8)) * 16) + within;
-                asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(d[4 * j + 2 * h]),
-                             "f"(d[4 * j + 2 * h + 1])
-                             : "memory");
-            }
-        }
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-        asm volatile("bar.sync 1, 256;" ::: "memory");
-        if (leader) {
-            asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
-                         ::"l"(reinterpret_cast<unsigned long long>(tmC)),
-                         "r"(tn * SK_BN + 32 * box), "r"(tm * SK_BM), "r"(half)
-                         : "memory");
-            asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-        }
-    }
-}
+#include "tma_store_epilogue.cuh"  // rung 5's epilogue: store_tile_tma
 
 __device__ __forceinline__ void streamk_gemm(int M, int N, int K, int sk_tiles, float* ws,
                                              const TmaDesc* tmA, const TmaDesc* tmB,

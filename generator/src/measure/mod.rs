@@ -140,6 +140,10 @@ const KERNEL_HEADERS: &[(&str, &str)] = &[
         include_str!("../../../kernels/hopper_sync.cuh"),
     ),
     (
+        "tma_store_epilogue.cuh",
+        include_str!("../../../kernels/tma_store_epilogue.cuh"),
+    ),
+    (
         "cluster_sync.cuh",
         include_str!("../../../kernels/cluster_sync.cuh"),
     ),

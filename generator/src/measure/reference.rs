@@ -147,41 +147,27 @@ impl OutElem for u16 {
 }
 
 fn rel_error_untimed<T: OutElem>(out: &[T], reference: impl Fn(usize) -> f64 + Sync) -> f64 {
-    let t = threads();
     let n = out.len();
-    let chunk = n.div_ceil(t.max(1)).max(1);
-    let parts: Vec<(f64, f64, bool)> = thread::scope(|s| {
-        let handles: Vec<_> = out
-            .chunks(chunk)
-            .enumerate()
-            .map(|(k, part)| {
-                let reference = &reference;
-                s.spawn(move || {
-                    let (mut num, mut den, mut bad) = (0f64, 0f64, false);
-                    for (j, &o) in part.iter().enumerate() {
-                        let o = o.value();
-                        if !o.is_finite() {
-                            bad = true;
-                            break;
-                        }
-                        let r = reference(k * chunk + j);
-                        let d = o as f64 - r;
-                        num += d * d;
-                        den += r * r;
-                    }
-                    (num, den, bad)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or((0.0, 0.0, true)))
-            .collect()
-    });
-    let (num, den, bad) = parts
-        .iter()
-        .fold((0.0, 0.0, false), |a, p| (a.0 + p.0, a.1 + p.1, a.2 || p.2));
-    rel_from(num, den, bad || n == 0)
+    if n == 0 {
+        return f64::INFINITY;
+    }
+    // One part per core, each a contiguous run of the output.
+    let chunk = n.div_ceil(threads().max(1));
+    par_sum_triple(n.div_ceil(chunk), |k| {
+        let (mut num, mut den) = (0f64, 0f64);
+        let start = k * chunk;
+        for (j, &o) in out[start..(start + chunk).min(n)].iter().enumerate() {
+            let o = o.value();
+            if !o.is_finite() {
+                return (num, den, true);
+            }
+            let r = reference(start + j);
+            let d = o as f64 - r;
+            num += d * d;
+            den += r * r;
+        }
+        (num, den, false)
+    })
 }
 
 /// ‖out − ref‖ / ‖ref‖ against a stored reference of the same length.
