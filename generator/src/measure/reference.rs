@@ -409,21 +409,6 @@ pub fn attention_rows_rel<T: OutElem>(
     causal: bool,
     rows: &[(usize, usize)],
 ) -> f64 {
-    crate::measure::prof::timed(crate::measure::prof::Op::Reference, || {
-        attention_rows_rel_untimed(out, q, k, v, n, d, causal, rows)
-    })
-}
-
-fn attention_rows_rel_untimed<T: OutElem>(
-    out: &[T],
-    q: &[f32],
-    k: &[f32],
-    v: &[f32],
-    n: usize,
-    d: usize,
-    causal: bool,
-    rows: &[(usize, usize)],
-) -> f64 {
     let want = attention_rows_f64(q, k, v, n, d, causal, rows);
     attention_rows_vs(out, n, d, rows, &want)
 }
