@@ -180,10 +180,13 @@ fn attention_reference_rows() {
         .map(|x| x as f32)
         .collect();
     let rows = [(0, 0), (0, 1), (0, 2)];
-    assert!(attention_rows_rel(&out, &q, &k, &v, 3, 2, true, &rows) < 1e-7);
+    let want = attention_rows_f64(&q, &k, &v, 3, 2, true, &rows);
+    assert!(attention_rows_vs(&out, 3, 2, &rows, &want) < 1e-7);
     let mut bad = out.clone();
     bad[3] = f32::NAN;
-    assert!(attention_rows_rel(&bad, &q, &k, &v, 3, 2, true, &rows).is_infinite());
+    assert!(attention_rows_vs(&bad, 3, 2, &rows, &want).is_infinite());
+    // A reference of the wrong length (other rows) never passes.
+    assert!(attention_rows_vs(&out, 3, 2, &rows[..2], &want).is_infinite());
     let s = sample_rows(64, 4096, 64, 9);
     assert_eq!(s.len(), 64);
     assert!(s.contains(&(0, 0)) && s.contains(&(63, 4095)));

@@ -396,23 +396,6 @@ pub fn attention_row_f64(
     out
 }
 
-/// ‖out − ref‖ / ‖ref‖ over the listed (head, row) pairs of an attention output, the reference
-/// rows computed in f64 on all cores. NaN or infinity in a checked row gives +∞.
-#[allow(clippy::too_many_arguments)]
-pub fn attention_rows_rel<T: OutElem>(
-    out: &[T],
-    q: &[f32],
-    k: &[f32],
-    v: &[f32],
-    n: usize,
-    d: usize,
-    causal: bool,
-    rows: &[(usize, usize)],
-) -> f64 {
-    let want = attention_rows_f64(q, k, v, n, d, causal, rows);
-    attention_rows_vs(out, n, d, rows, &want)
-}
-
 /// The f64 reference of the listed (head, row) pairs, concatenated, on all cores. Kept apart from
 /// the comparison so a shape's variants can share it (each row is a pass over all keys).
 #[allow(clippy::too_many_arguments)]
