@@ -34,23 +34,7 @@ __device__ __forceinline__ bf16_t f2bf(float f)
     asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(f));
     return r;
 }
-// Two floats → two BF16 in one register, `lo` in the low half (the lower address).
-__device__ __forceinline__ unsigned pack_bf16(float lo, float hi)
-{
-    unsigned r;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-}
-__device__ __forceinline__ float fast_exp2(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-__device__ __forceinline__ unsigned smem_u32(const void* p)
-{
-    return (unsigned)__cvta_generic_to_shared(p);
-}
+#include "attention_common.cuh"  // pack_bf16, fast_exp2, smem_u32 (shared with attention_hopper.cu)
 
 // Block-wide max and sum of one value per thread (blockDim.x a multiple of 32, at most 1024).
 __device__ float block_max(float v, float* scratch)

@@ -32,23 +32,7 @@ struct alignas(64) TmaDesc {
     unsigned long long opaque[16];
 };
 
-__device__ __forceinline__ unsigned smem_u32(const void* p)
-{
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-// Two floats → two BF16 in one register, `lo` in the low half (the lower address).
-__device__ __forceinline__ unsigned pack_bf16(float lo, float hi)
-{
-    unsigned r;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-}
-__device__ __forceinline__ float fast_exp2(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
+#include "attention_common.cuh"  // pack_bf16, fast_exp2, smem_u32 (shared with attention.cu)
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // ---- mbarrier and TMA (shared header), wgmma helpers ------------------------------------------

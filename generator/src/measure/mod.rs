@@ -140,6 +140,10 @@ const KERNEL_HEADERS: &[(&str, &str)] = &[
         include_str!("../../../kernels/hopper_sync.cuh"),
     ),
     (
+        "attention_common.cuh",
+        include_str!("../../../kernels/attention_common.cuh"),
+    ),
+    (
         "tma_store_epilogue.cuh",
         include_str!("../../../kernels/tma_store_epilogue.cuh"),
     ),
