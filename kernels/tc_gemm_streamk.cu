@@ -36,7 +36,7 @@
 // Every block must be resident at once (a finishing block waits on others): the grid is at most
 // one block per SM, and this kernel's shared memory allows one block per SM.
 //
-// Launch: 384 threads, SK_SMEM bytes of dynamic shared memory, a 1-D grid of P ≤ SMs blocks,
+// Launch: 384 threads, PG_SMEM bytes of dynamic shared memory, a 1-D grid of P ≤ SMs blocks,
 // tensor maps as rung 5 (A: 128 × 64 boxes, Bt: 256 × 64, C FP32: 128 × 32, 128-byte swizzle),
 // `ws`: P · SK_SLOT floats then P flags (u32), zero before the first launch (unused when
 // sk_tiles = 0). Needs M % 128, N % 256, K % 64.
@@ -48,16 +48,7 @@ struct alignas(64) TmaDesc {
     unsigned long long opaque[16];
 };
 
-#define SK_BM 128
-#define SK_BN 256
-#define SK_BK 64
-#define SK_STAGES 4
-#define SK_A_BYTES (SK_BM * SK_BK * 2)
-#define SK_B_BYTES (SK_BN * SK_BK * 2)
-#define SK_BOX_BYTES (SK_BM * 32 * 4)  // one epilogue box: 128 rows × 32 FP32 columns, 16 KiB
-#define SK_SLOT (SK_BM * SK_BN)        // floats of one partial tile in the workspace
-// Stages, two epilogue boxes, 1 KiB for aligning to the 1024-byte swizzle pattern, the barriers.
-#define SK_SMEM (SK_STAGES * (SK_A_BYTES + SK_B_BYTES) + 2 * SK_BOX_BYTES + 1024 + 2 * SK_STAGES * 8)
+#define SK_SLOT (128 * 256)  // floats of one partial 128 × 256 tile in the workspace
 
 __device__ __forceinline__ unsigned smem_u32(const void* p)
 {
@@ -125,6 +116,7 @@ struct Walk {
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #include "hopper_sync.cuh"  // mbarriers and TMA, shared with the other Hopper kernels
+#include "persistent_gemm.cuh"  // rung 5's sizes, ring, producer step, consumer loop, epilogue
 
 // A partial tile to workspace slot `slot` in the registers' order (see the header), bypassing
 // L1: another SM reads it.
@@ -179,30 +171,15 @@ __device__ __forceinline__ void flag_acquire_and_clear(unsigned* f)
     asm volatile("st.relaxed.gpu.global.u32 [%0], 0;" ::"l"(f) : "memory");
 }
 
-#include "tma_store_epilogue.cuh"  // rung 5's epilogue: store_tile_tma
-
 __device__ __forceinline__ void streamk_gemm(int M, int N, int K, int sk_tiles, float* ws,
                                              const TmaDesc* tmA, const TmaDesc* tmB,
                                              const TmaDesc* tmC)
 {
     extern __shared__ unsigned char sk_smem[];
-    unsigned base = (smem_u32(sk_smem) + 1023) & ~1023u;
-    unsigned sA = base;                            // [STAGES][128 rows × 128 B]
-    unsigned sB = base + SK_STAGES * SK_A_BYTES;    // [STAGES][256 rows × 128 B]
-    unsigned stage = sB + SK_STAGES * SK_B_BYTES;  // [2][128 rows × 128 B] epilogue boxes
-    unsigned full = stage + 2 * SK_BOX_BYTES;      // [STAGES] mbarriers (8 B each)
-    unsigned empty = full + SK_STAGES * 8;         // [STAGES]
-    int tiles_m = M / SK_BM, tiles_n = N / SK_BN, tiles = tiles_m * tiles_n;
-    int KT = K / SK_BK;
+    PgRing ring = pg_ring(sk_smem);
+    int tiles_m = M / PG_BM, tiles_n = N / PG_BN, tiles = tiles_m * tiles_n;
+    int KT = K / PG_BK;
     int wg = threadIdx.x / 128;
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < SK_STAGES; ++s) {
-            mbar_init(full + 8 * s, 1);   // the producer's arrive + the TMA bytes
-            mbar_init(empty + 8 * s, 8);  // one arrive per consumer warp
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    }
-    __syncthreads();
     Walk walk(sk_tiles, tiles, KT);
     int tile, k0, k1, ks;
 
@@ -214,13 +191,8 @@ __device__ __forceinline__ void streamk_gemm(int M, int N, int K, int sk_tiles, 
             while (walk.next(tile, k0, k1, ks)) {
                 int tm, tn;
                 tile_of(tile, tiles_m, tiles_n, tm, tn);
-                for (int i = 0, kt = ks; i < k1 - k0; ++i, ++g, kt = kt + 1 == k1 ? k0 : kt + 1) {
-                    int s = g % SK_STAGES;
-                    if (g >= SK_STAGES) mbar_wait(empty + 8 * s, ((g / SK_STAGES) - 1) & 1);
-                    mbar_expect_tx(full + 8 * s, SK_A_BYTES + SK_B_BYTES);
-                    tma_load_2d(sA + s * SK_A_BYTES, tmA, full + 8 * s, kt * SK_BK, tm * SK_BM);
-                    tma_load_2d(sB + s * SK_B_BYTES, tmB, full + 8 * s, kt * SK_BK, tn * SK_BN);
-                }
+                for (int i = 0, kt = ks; i < k1 - k0; ++i, ++g, kt = kt + 1 == k1 ? k0 : kt + 1)
+                    pg_load(ring, g, kt, tm, tn, tmA, tmB);
             }
         }
     } else {
@@ -236,27 +208,9 @@ __device__ __forceinline__ void streamk_gemm(int M, int N, int K, int sk_tiles, 
         while (walk.next(tile, k0, k1, ks)) {
             int tm, tn;
             tile_of(tile, tiles_m, tiles_n, tm, tn);
-            // Each piece's first slice runs with scale-d = 0 (D = A·B). The slot of the ring
-            // does not depend on which k-block it holds, only on the count g.
-            for (int i = 0; i < k1 - k0; ++i, ++g) {
-                int s = g % SK_STAGES;
-                mbar_wait(full + 8 * s, (g / SK_STAGES) & 1);
-                fence_acc(d);
-                asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-                unsigned a = sA + s * SK_A_BYTES + c * 64 * 128;
-                unsigned b = sB + s * SK_B_BYTES;
-#pragma unroll
-                for (int kk = 0; kk < SK_BK / 16; ++kk)
-                    wgmma_m64n256k16(d, wgmma_desc(a + 32 * kk), wgmma_desc(b + 32 * kk),
-                                     (i > 0 || kk > 0) ? 1 : 0);
-                asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-                asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
-                fence_acc(d);
-                if (i > 0 && warp_leader) mbar_arrive(empty + 8 * ((g - 1) % SK_STAGES));
-            }
-            asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-            fence_acc(d);
-            if (warp_leader) mbar_arrive(empty + 8 * ((g - 1) % SK_STAGES));
+            // The slot of the ring does not depend on which k-block a slice holds, only on the
+            // count g, so a piece is consumed like a whole tile of k1 − k0 slices.
+            pg_consume(ring, d, k1 - k0, g, c, warp_leader);
             if (k1 < KT) {
                 // Not the tile's last k-block: hand the partial sum to the block that has it.
                 store_partial(ws + (size_t)blockIdx.x * SK_SLOT, d);
@@ -278,7 +232,7 @@ __device__ __forceinline__ void streamk_gemm(int M, int N, int K, int sk_tiles, 
                     add_partial(ws + (size_t)o * SK_SLOT, d);
                 }
             }
-            store_tile_tma(tmC, stage, tm, tn, c, d, q);
+            store_tile_tma(tmC, ring.stage, tm, tn, c, d, q);
         }
         // C is complete only when the copy engine has written the last boxes.
         if (leader) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");

@@ -144,8 +144,8 @@ const KERNEL_HEADERS: &[(&str, &str)] = &[
         include_str!("../../../kernels/attention_common.cuh"),
     ),
     (
-        "tma_store_epilogue.cuh",
-        include_str!("../../../kernels/tma_store_epilogue.cuh"),
+        "persistent_gemm.cuh",
+        include_str!("../../../kernels/persistent_gemm.cuh"),
     ),
     (
         "cluster_sync.cuh",

@@ -165,29 +165,25 @@ fn quantize_into(
 /// result; no copy afterwards — a gigabyte KV cache made that copy cost seconds).
 pub fn quantize_rows_par(w: &[f32], rows: usize, cols: usize, fmt: Format) -> Quantized {
     crate::measure::prof::timed(crate::measure::prof::Op::Quantize, || {
-        quantize_rows_par_untimed(w, rows, cols, fmt)
+        assert_eq!(w.len(), rows * cols);
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(64);
+        let per = rows.div_ceil(threads).max(1);
+        let (groups, code_bytes) = layout(cols, fmt);
+        let mut q = Quantized::zeroed(rows, cols, fmt);
+        std::thread::scope(|s| {
+            let parts = w
+                .chunks(per * cols)
+                .zip(q.codes.chunks_mut(per * code_bytes))
+                .zip(q.scales.chunks_mut(per * groups))
+                .zip(q.dequant.chunks_mut(per * cols));
+            for (((block, codes), scales), dequant) in parts {
+                s.spawn(move || quantize_into(block, cols, fmt, codes, scales, dequant));
+            }
+        });
+        q
     })
-}
-
-fn quantize_rows_par_untimed(w: &[f32], rows: usize, cols: usize, fmt: Format) -> Quantized {
-    assert_eq!(w.len(), rows * cols);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(64);
-    let per = rows.div_ceil(threads).max(1);
-    let (groups, code_bytes) = layout(cols, fmt);
-    let mut q = Quantized::zeroed(rows, cols, fmt);
-    std::thread::scope(|s| {
-        let parts = w
-            .chunks(per * cols)
-            .zip(q.codes.chunks_mut(per * code_bytes))
-            .zip(q.scales.chunks_mut(per * groups))
-            .zip(q.dequant.chunks_mut(per * cols));
-        for (((block, codes), scales), dequant) in parts {
-            s.spawn(move || quantize_into(block, cols, fmt, codes, scales, dequant));
-        }
-    });
-    q
 }
 
 #[cfg(test)]

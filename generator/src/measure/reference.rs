@@ -109,23 +109,43 @@ pub fn par_sum_triple(n: usize, f: impl Fn(usize) -> (f64, f64, bool) + Sync) ->
 
 /// `n` uniform floats in [lo, hi) from stream `seed`.
 pub fn random_vec(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
-    super::prof::timed(super::prof::Op::Random, || random_vec_untimed(n, seed, lo, hi))
-}
-
-fn random_vec_untimed(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
-    let mut v = vec![0f32; n];
-    par_chunks_mut(&mut v, |start, part| {
-        for (j, x) in part.iter_mut().enumerate() {
-            *x = uniform(seed, (start + j) as u64, lo, hi);
-        }
-    });
-    v
+    super::prof::timed(super::prof::Op::Random, || {
+        let mut v = vec![0f32; n];
+        par_chunks_mut(&mut v, |start, part| {
+            for (j, x) in part.iter_mut().enumerate() {
+                *x = uniform(seed, (start + j) as u64, lo, hi);
+            }
+        });
+        v
+    })
 }
 
 /// ‖out − ref‖ / ‖ref‖ with `reference(i)` computed on the fly (so no f64 copy of a 1 GiB
 /// reference is ever stored). NaN or infinity anywhere in `out` gives +∞.
 pub fn rel_error_fn<T: OutElem>(out: &[T], reference: impl Fn(usize) -> f64 + Sync) -> f64 {
-    super::prof::timed(super::prof::Op::Compare, || rel_error_untimed(out, reference))
+    super::prof::timed(super::prof::Op::Compare, || {
+        let n = out.len();
+        if n == 0 {
+            return f64::INFINITY;
+        }
+        // One part per core, each a contiguous run of the output.
+        let chunk = n.div_ceil(threads().max(1));
+        par_sum_triple(n.div_ceil(chunk), |k| {
+            let (mut num, mut den) = (0f64, 0f64);
+            let start = k * chunk;
+            for (j, &o) in out[start..(start + chunk).min(n)].iter().enumerate() {
+                let o = o.value();
+                if !o.is_finite() {
+                    return (num, den, true);
+                }
+                let r = reference(start + j);
+                let d = o as f64 - r;
+                num += d * d;
+                den += r * r;
+            }
+            (num, den, false)
+        })
+    })
 }
 
 /// An output element a check reads: an `f32`, or a BF16 bit pattern (`u16`) read as its value
@@ -144,30 +164,6 @@ impl OutElem for u16 {
     fn value(self) -> f32 {
         bf16_value(self)
     }
-}
-
-fn rel_error_untimed<T: OutElem>(out: &[T], reference: impl Fn(usize) -> f64 + Sync) -> f64 {
-    let n = out.len();
-    if n == 0 {
-        return f64::INFINITY;
-    }
-    // One part per core, each a contiguous run of the output.
-    let chunk = n.div_ceil(threads().max(1));
-    par_sum_triple(n.div_ceil(chunk), |k| {
-        let (mut num, mut den) = (0f64, 0f64);
-        let start = k * chunk;
-        for (j, &o) in out[start..(start + chunk).min(n)].iter().enumerate() {
-            let o = o.value();
-            if !o.is_finite() {
-                return (num, den, true);
-            }
-            let r = reference(start + j);
-            let d = o as f64 - r;
-            num += d * d;
-            den += r * r;
-        }
-        (num, den, false)
-    })
 }
 
 /// ‖out − ref‖ / ‖ref‖ against a stored reference of the same length.
@@ -311,43 +307,37 @@ pub fn bf16_value(bits: u16) -> f32 {
 /// device and their exact values for the references, so a reference sees precisely the inputs
 /// the kernel sees and the error measures only the kernel's arithmetic.
 pub fn random_bf16(n: usize, seed: u64, lo: f32, hi: f32) -> (Vec<u16>, Vec<f32>) {
-    super::prof::timed(super::prof::Op::Random, || random_bf16_untimed(n, seed, lo, hi))
-}
-
-fn random_bf16_untimed(n: usize, seed: u64, lo: f32, hi: f32) -> (Vec<u16>, Vec<f32>) {
-    let mut vals = vec![0f32; n];
-    let mut bits = vec![0u16; n];
-    // One pass writing both arrays (the host's memory bandwidth is what these cost).
-    let t = threads();
-    let chunk = n.div_ceil(t.max(1)).max(1);
-    thread::scope(|s| {
-        for (c, (vp, bp)) in vals.chunks_mut(chunk).zip(bits.chunks_mut(chunk)).enumerate() {
-            s.spawn(move || {
-                for (j, (v, b)) in vp.iter_mut().zip(bp.iter_mut()).enumerate() {
-                    *b = bf16_bits(uniform(seed, (c * chunk + j) as u64, lo, hi));
-                    *v = bf16_value(*b);
-                }
-            });
-        }
-    });
-    (bits, vals)
+    super::prof::timed(super::prof::Op::Random, || {
+        let mut vals = vec![0f32; n];
+        let mut bits = vec![0u16; n];
+        // One pass writing both arrays (the host's memory bandwidth is what these cost).
+        let t = threads();
+        let chunk = n.div_ceil(t.max(1)).max(1);
+        thread::scope(|s| {
+            for (c, (vp, bp)) in vals.chunks_mut(chunk).zip(bits.chunks_mut(chunk)).enumerate() {
+                s.spawn(move || {
+                    for (j, (v, b)) in vp.iter_mut().zip(bp.iter_mut()).enumerate() {
+                        *b = bf16_bits(uniform(seed, (c * chunk + j) as u64, lo, hi));
+                        *v = bf16_value(*b);
+                    }
+                });
+            }
+        });
+        (bits, vals)
+    })
 }
 
 /// [`bf16_to_f32`] into a buffer the caller keeps (a check that converts a half-gigabyte output
 /// per variant would otherwise fault in fresh pages every time).
 pub fn bf16_to_f32_into(bits: &[u16], out: &mut Vec<f32>) {
     crate::measure::prof::timed(crate::measure::prof::Op::Convert, || {
-        bf16_to_f32_into_untimed(bits, out)
+        out.resize(bits.len(), 0.0);
+        par_chunks_mut(&mut out[..], |start, part| {
+            for (j, v) in part.iter_mut().enumerate() {
+                *v = bf16_value(bits[start + j]);
+            }
+        });
     })
-}
-
-fn bf16_to_f32_into_untimed(bits: &[u16], out: &mut Vec<f32>) {
-    out.resize(bits.len(), 0.0);
-    par_chunks_mut(&mut out[..], |start, part| {
-        for (j, v) in part.iter_mut().enumerate() {
-            *v = bf16_value(bits[start + j]);
-        }
-    });
 }
 
 /// BF16 outputs as f32 (NaN patterns stay NaN, so unwritten elements still fail).

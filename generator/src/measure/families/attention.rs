@@ -200,7 +200,7 @@ impl Runner {
                 let kernel = ctx.kernel(HOPPER_FILE, &format!("{variant}_d{}", s.d))?;
                 let smem = flash_smem(variant, s.d);
                 gpu.set_max_dynamic_smem(&kernel, smem)?;
-                let map = |b: &DevBuf| gpu.tensor_map_bf16(b, s.heads * s.n, s.d, 128, 64);
+                let map = |b: &DevBuf| gpu.tensor_map(b, Dtype::Bf16, s.heads * s.n, s.d, 128, 64);
                 Runner::Wgmma {
                     kernel,
                     smem,

@@ -43,28 +43,24 @@ pub fn sample_rows(n: usize, seed: u64) -> Vec<usize> {
 /// +∞ if any element of `y` is not finite.
 pub fn sampled_rel(y: &[f32], x: &[f32], w: &[f32], m: usize, n: usize, k: usize, rows: &[usize]) -> f64 {
     crate::measure::prof::timed(crate::measure::prof::Op::Reference, || {
-        sampled_rel_untimed(y, x, w, m, n, k, rows)
-    })
-}
-
-fn sampled_rel_untimed(y: &[f32], x: &[f32], w: &[f32], m: usize, n: usize, k: usize, rows: &[usize]) -> f64 {
-    if y.iter().any(|v| !v.is_finite()) {
-        return f64::INFINITY;
-    }
-    let got: Vec<f32> = (0..m)
-        .flat_map(|t| rows.iter().map(move |&r| y[t * n + r]))
-        .collect();
-    // Tokens × sampled rows dot products of length K, on all cores (at batch 64 they are a
-    // hundred million multiply-adds per check).
-    let mut want = vec![0f64; m * rows.len()];
-    par_chunks_mut(&mut want, |start, part| {
-        for (j, out) in part.iter_mut().enumerate() {
-            let (t, r) = ((start + j) / rows.len(), rows[(start + j) % rows.len()]);
-            let (xr, wr) = (&x[t * k..][..k], &w[r * k..][..k]);
-            *out = xr.iter().zip(wr).map(|(&a, &b)| a as f64 * b as f64).sum::<f64>();
+        if y.iter().any(|v| !v.is_finite()) {
+            return f64::INFINITY;
         }
-    });
-    rel_error(&got, &want)
+        let got: Vec<f32> = (0..m)
+            .flat_map(|t| rows.iter().map(move |&r| y[t * n + r]))
+            .collect();
+        // Tokens × sampled rows dot products of length K, on all cores (at batch 64 they are a
+        // hundred million multiply-adds per check).
+        let mut want = vec![0f64; m * rows.len()];
+        par_chunks_mut(&mut want, |start, part| {
+            for (j, out) in part.iter_mut().enumerate() {
+                let (t, r) = ((start + j) / rows.len(), rows[(start + j) % rows.len()]);
+                let (xr, wr) = (&x[t * k..][..k], &w[r * k..][..k]);
+                *out = xr.iter().zip(wr).map(|(&a, &b)| a as f64 * b as f64).sum::<f64>();
+            }
+        });
+        rel_error(&got, &want)
+    })
 }
 
 /// Rows of X handled per kernel pass (the kernel's register tile of tokens).

@@ -30,29 +30,25 @@ struct Operands<'a> {
 /// ‖c − ref‖ / ‖ref‖ over `samples` entries chosen from `seed`, ref in f64.
 fn sampled_rel(c: &[f32], ops: &Operands, samples: usize, seed: u64) -> f64 {
     crate::measure::prof::timed(crate::measure::prof::Op::Reference, || {
-        sampled_rel_untimed(c, ops, samples, seed)
-    })
-}
-
-fn sampled_rel_untimed(c: &[f32], ops: &Operands, samples: usize, seed: u64) -> f64 {
-    let Operands { a, b, m, n, k } = *ops;
-    let (mut num, mut den) = (0f64, 0f64);
-    for s in 0..samples as u64 {
-        let h = mix(seed ^ mix(s));
-        let (i, j) = ((h % m as u64) as usize, ((h >> 32) % n as u64) as usize);
-        let r = matmul_entry(a, b, n, k, i, j);
-        let o = c[i * n + j];
-        if !o.is_finite() {
-            return f64::INFINITY;
+        let Operands { a, b, m, n, k } = *ops;
+        let (mut num, mut den) = (0f64, 0f64);
+        for s in 0..samples as u64 {
+            let h = mix(seed ^ mix(s));
+            let (i, j) = ((h % m as u64) as usize, ((h >> 32) % n as u64) as usize);
+            let r = matmul_entry(a, b, n, k, i, j);
+            let o = c[i * n + j];
+            if !o.is_finite() {
+                return f64::INFINITY;
+            }
+            num += (o as f64 - r).powi(2);
+            den += r * r;
         }
-        num += (o as f64 - r).powi(2);
-        den += r * r;
-    }
-    if den == 0.0 {
-        f64::INFINITY
-    } else {
-        (num / den).sqrt()
-    }
+        if den == 0.0 {
+            f64::INFINITY
+        } else {
+            (num / den).sqrt()
+        }
+    })
 }
 
 /// cuBLAS against f64 at 256³ on fresh inputs.

@@ -85,39 +85,35 @@ impl Inputs {
     /// Relative error of y ([b][l][d]) and the final state ([b][d][16]) over sampled channels.
     pub fn checked_rel(&self, y: &[f32], h: &[f32], seed: u64) -> f64 {
         crate::measure::prof::timed(crate::measure::prof::Op::Reference, || {
-            self.checked_rel_untimed(y, h, seed)
+            if y.iter().chain(h).any(|v| !v.is_finite()) {
+                return f64::INFINITY;
+            }
+            let mut chans = vec![0, self.d - 1];
+            chans.extend((0..62u64).map(|s| (mix(seed ^ mix(s)) % self.d as u64) as usize));
+            // Each (row, channel) scan is sequential over the tokens; the scans run on all cores.
+            let pairs: Vec<(usize, usize)> = (0..self.b)
+                .flat_map(|row| chans.iter().map(move |&ch| (row, ch)))
+                .collect();
+            let mut refs = vec![(Vec::new(), Vec::new()); pairs.len()];
+            par_chunks_mut(&mut refs, |start, part| {
+                for (j, r) in part.iter_mut().enumerate() {
+                    let (row, ch) = pairs[start + j];
+                    *r = self.reference(row, ch);
+                }
+            });
+            let (mut got, mut want) = (Vec::new(), Vec::new());
+            for (&(row, ch), (yr, hr)) in pairs.iter().zip(refs) {
+                for (t, v) in yr.into_iter().enumerate() {
+                    got.push(y[(row * self.l + t) * self.d + ch]);
+                    want.push(v);
+                }
+                for (n, v) in hr.into_iter().enumerate() {
+                    got.push(h[(row * self.d + ch) * N + n]);
+                    want.push(v);
+                }
+            }
+            rel_error(&got, &want)
         })
-    }
-
-    fn checked_rel_untimed(&self, y: &[f32], h: &[f32], seed: u64) -> f64 {
-        if y.iter().chain(h).any(|v| !v.is_finite()) {
-            return f64::INFINITY;
-        }
-        let mut chans = vec![0, self.d - 1];
-        chans.extend((0..62u64).map(|s| (mix(seed ^ mix(s)) % self.d as u64) as usize));
-        // Each (row, channel) scan is sequential over the tokens; the scans run on all cores.
-        let pairs: Vec<(usize, usize)> = (0..self.b)
-            .flat_map(|row| chans.iter().map(move |&ch| (row, ch)))
-            .collect();
-        let mut refs = vec![(Vec::new(), Vec::new()); pairs.len()];
-        par_chunks_mut(&mut refs, |start, part| {
-            for (j, r) in part.iter_mut().enumerate() {
-                let (row, ch) = pairs[start + j];
-                *r = self.reference(row, ch);
-            }
-        });
-        let (mut got, mut want) = (Vec::new(), Vec::new());
-        for (&(row, ch), (yr, hr)) in pairs.iter().zip(refs) {
-            for (t, v) in yr.into_iter().enumerate() {
-                got.push(y[(row * self.l + t) * self.d + ch]);
-                want.push(v);
-            }
-            for (n, v) in hr.into_iter().enumerate() {
-                got.push(h[(row * self.d + ch) * N + n]);
-                want.push(v);
-            }
-        }
-        rel_error(&got, &want)
     }
 }
 

@@ -25,10 +25,10 @@ const PIPELINE_SMEM: u32 = 3 * 256 * 72 * 2;
 /// 2 × 4 mbarriers (WG_SMEM in tc_gemm.cu).
 const WGMMA_SMEM: u32 = 4 * (128 * 64 * 2 + 256 * 64 * 2) + 1024 + 2 * 4 * 8;
 /// Dynamic shared memory of tc_wgmma_persistent: tc_wgmma's ring plus two 128 × 32 FP32
-/// epilogue boxes (PW_SMEM in tc_gemm_persistent.cu).
+/// epilogue boxes (PG_SMEM in persistent_gemm.cuh).
 const PERSISTENT_SMEM: u32 = 4 * (128 * 64 * 2 + 256 * 64 * 2) + 2 * 128 * 32 * 4 + 1024 + 2 * 4 * 8;
 
-/// Dynamic shared memory of tc_wgmma_streamk: the same as rung 5 (SK_SMEM in tc_gemm_streamk.cu).
+/// Dynamic shared memory of tc_wgmma_streamk: the same as rung 5 (both lay out persistent_gemm.cuh's ring).
 const STREAMK_SMEM: u32 = PERSISTENT_SMEM;
 /// FP32 values of one partial 128 × 256 tile in rung 6's workspace (SK_SLOT).
 const STREAMK_SLOT: usize = 128 * 256;
@@ -78,28 +78,24 @@ impl Operands<'_> {
 /// ‖c − ref‖ / ‖ref‖ over `samples` entries chosen from `seed`, ref in f64.
 fn sampled_rel(c: &[f32], ops: &Operands, m: usize, samples: usize, seed: u64) -> f64 {
     crate::measure::prof::timed(crate::measure::prof::Op::Reference, || {
-        sampled_rel_untimed(c, ops, m, samples, seed)
-    })
-}
-
-fn sampled_rel_untimed(c: &[f32], ops: &Operands, m: usize, samples: usize, seed: u64) -> f64 {
-    let (mut num, mut den) = (0f64, 0f64);
-    for s in 0..samples as u64 {
-        let h = mix(seed ^ mix(s));
-        let (i, j) = ((h % m as u64) as usize, ((h >> 32) % ops.n as u64) as usize);
-        let r = ops.entry(i, j);
-        let o = c[i * ops.n + j];
-        if !o.is_finite() {
-            return f64::INFINITY;
+        let (mut num, mut den) = (0f64, 0f64);
+        for s in 0..samples as u64 {
+            let h = mix(seed ^ mix(s));
+            let (i, j) = ((h % m as u64) as usize, ((h >> 32) % ops.n as u64) as usize);
+            let r = ops.entry(i, j);
+            let o = c[i * ops.n + j];
+            if !o.is_finite() {
+                return f64::INFINITY;
+            }
+            num += (o as f64 - r).powi(2);
+            den += r * r;
         }
-        num += (o as f64 - r).powi(2);
-        den += r * r;
-    }
-    if den == 0.0 {
-        f64::INFINITY
-    } else {
-        (num / den).sqrt()
-    }
+        if den == 0.0 {
+            f64::INFINITY
+        } else {
+            (num / den).sqrt()
+        }
+    })
 }
 
 fn cublas(
@@ -233,8 +229,8 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let args: Vec<Arg> = match item.variant {
         "tc_wgmma" => {
             maps = (
-                gpu.tensor_map_bf16(a, m, k, 128, 64)?,
-                gpu.tensor_map_bf16(bt, n, k, 256, 64)?,
+                gpu.tensor_map(a, Dtype::Bf16, m, k, 128, 64)?,
+                gpu.tensor_map(bt, Dtype::Bf16, n, k, 256, 64)?,
             );
             vec![
                 Arg::I32(m as i32),
@@ -248,9 +244,9 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         // C leaves through the TMA engine: an FP32 map with boxes of 128 rows × 32 columns.
         "tc_wgmma_persistent" | "tc_wgmma_streamk" => {
             maps3 = (
-                gpu.tensor_map_bf16(a, m, k, 128, 64)?,
-                gpu.tensor_map_bf16(bt, n, k, 256, 64)?,
-                gpu.tensor_map_f32(&c, m, n, 128, 32)?,
+                gpu.tensor_map(a, Dtype::Bf16, m, k, 128, 64)?,
+                gpu.tensor_map(bt, Dtype::Bf16, n, k, 256, 64)?,
+                gpu.tensor_map(&c, Dtype::F32, m, n, 128, 32)?,
             );
             let mut v = vec![Arg::I32(m as i32), Arg::I32(n as i32), Arg::I32(k as i32)];
             if item.variant == "tc_wgmma_streamk" {

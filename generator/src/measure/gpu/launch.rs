@@ -118,33 +118,11 @@ impl Gpu {
         )
     }
 
-    /// A TMA tensor map for a row-major BF16 matrix of `rows` × `cols` in `buf`, copied in boxes
-    /// of `box_rows` × `box_cols` with the 128-byte swizzle (box_cols · 2 must be 128 at most).
-    pub fn tensor_map_bf16(
-        &self,
-        buf: &DevBuf,
-        rows: usize,
-        cols: usize,
-        box_rows: u32,
-        box_cols: u32,
-    ) -> Result<TensorMap> {
-        self.tensor_map(buf, Dtype::Bf16, rows, cols, box_rows, box_cols)
-    }
-
-    /// The same for a row-major FP32 matrix (box_cols · 4 must be 128 at most): the map through
-    /// which a kernel's TMA engine stores FP32 tiles of C.
-    pub fn tensor_map_f32(
-        &self,
-        buf: &DevBuf,
-        rows: usize,
-        cols: usize,
-        box_rows: u32,
-        box_cols: u32,
-    ) -> Result<TensorMap> {
-        self.tensor_map(buf, Dtype::F32, rows, cols, box_rows, box_cols)
-    }
-
-    fn tensor_map(
+    /// A TMA tensor map for a row-major `dtype` matrix of `rows` × `cols` in `buf`, copied in
+    /// boxes of `box_rows` × `box_cols` with the 128-byte swizzle (a box row must be 128 bytes at
+    /// most): BF16 maps feed the WGMMA kernels' operands, an FP32 map is the one through which a
+    /// kernel's TMA engine stores tiles of C.
+    pub fn tensor_map(
         &self,
         buf: &DevBuf,
         dtype: Dtype,

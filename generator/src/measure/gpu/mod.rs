@@ -79,7 +79,7 @@ pub enum Arg<'a> {
 }
 
 /// A TMA tensor map (CUtensorMap): how the copy engine sees a 2-D array in device memory. Opaque
-/// outside this module; made by [`Gpu::tensor_map_bf16`].
+/// outside this module; made by [`Gpu::tensor_map`].
 pub struct TensorMap(sys::CUtensorMap);
 
 /// Element types of the cuBLAS products the families ask for.
