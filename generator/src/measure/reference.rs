@@ -203,6 +203,37 @@ pub fn passes(rel: f64, tol: f64) -> bool {
 
 // ---- references, f64 -------------------------------------------------------------------------
 
+/// ‖c − ref‖ / ‖ref‖ over `samples` entries of an m × n row-major matrix chosen from `seed`,
+/// ref = `entry(i, j)` in f64 (a GEMM check: each entry is a dot product of length K). A
+/// non-finite sampled entry gives +∞.
+pub fn sampled_entries_rel(
+    c: &[f32],
+    m: usize,
+    n: usize,
+    samples: usize,
+    seed: u64,
+    entry: impl Fn(usize, usize) -> f64,
+) -> f64 {
+    super::prof::timed(super::prof::Op::Reference, || {
+        let (mut num, mut den) = (0f64, 0f64);
+        for s in 0..samples as u64 {
+            let h = mix(seed ^ mix(s));
+            let (i, j) = ((h % m as u64) as usize, ((h >> 32) % n as u64) as usize);
+            let (o, r) = (c[i * n + j], entry(i, j));
+            if !o.is_finite() {
+                return f64::INFINITY;
+            }
+            num += (o as f64 - r).powi(2);
+            den += r * r;
+        }
+        if den == 0.0 {
+            f64::INFINITY
+        } else {
+            (num / den).sqrt()
+        }
+    })
+}
+
 /// Sum of all elements.
 pub fn sum_f64(x: &[f32]) -> f64 {
     par_sum(x.len(), |i| x[i] as f64)

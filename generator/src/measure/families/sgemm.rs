@@ -11,7 +11,9 @@
 use super::super::gpu::{Arg, DevBuf, Gpu, Launch};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
 use super::super::plan::Item;
-use super::super::reference::{matmul_entry, matmul_f64, mix, random_vec, rel_error, rel_error_f32};
+use super::super::reference::{
+    matmul_entry, matmul_f64, random_vec, rel_error, rel_error_f32, sampled_entries_rel,
+};
 use super::super::results::{FailStage, Timing};
 
 /// Rungs 1-7; rungs 8 and 9 name their own files in the plan (`Item::source_file`).
@@ -29,26 +31,8 @@ struct Operands<'a> {
 
 /// ‖c − ref‖ / ‖ref‖ over `samples` entries chosen from `seed`, ref in f64.
 fn sampled_rel(c: &[f32], ops: &Operands, samples: usize, seed: u64) -> f64 {
-    crate::measure::prof::timed(crate::measure::prof::Op::Reference, || {
-        let Operands { a, b, m, n, k } = *ops;
-        let (mut num, mut den) = (0f64, 0f64);
-        for s in 0..samples as u64 {
-            let h = mix(seed ^ mix(s));
-            let (i, j) = ((h % m as u64) as usize, ((h >> 32) % n as u64) as usize);
-            let r = matmul_entry(a, b, n, k, i, j);
-            let o = c[i * n + j];
-            if !o.is_finite() {
-                return f64::INFINITY;
-            }
-            num += (o as f64 - r).powi(2);
-            den += r * r;
-        }
-        if den == 0.0 {
-            f64::INFINITY
-        } else {
-            (num / den).sqrt()
-        }
-    })
+    let Operands { a, b, m, n, k } = *ops;
+    sampled_entries_rel(c, m, n, samples, seed, |i, j| matmul_entry(a, b, n, k, i, j))
 }
 
 /// cuBLAS against f64 at 256³ on fresh inputs.

@@ -13,7 +13,7 @@
 use super::super::gpu::{Arg, DevBuf, Dtype, Gpu, Launch, RowMajorGemm};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
 use super::super::plan::Item;
-use super::super::reference::{mix, random_bf16, rel_error, rel_error_f32};
+use super::super::reference::{random_bf16, rel_error, rel_error_f32, sampled_entries_rel};
 use super::super::results::{FailStage, Timing};
 
 const FILE: &str = "tc_gemm.cu";
@@ -77,25 +77,7 @@ impl Operands<'_> {
 
 /// ‖c − ref‖ / ‖ref‖ over `samples` entries chosen from `seed`, ref in f64.
 fn sampled_rel(c: &[f32], ops: &Operands, m: usize, samples: usize, seed: u64) -> f64 {
-    crate::measure::prof::timed(crate::measure::prof::Op::Reference, || {
-        let (mut num, mut den) = (0f64, 0f64);
-        for s in 0..samples as u64 {
-            let h = mix(seed ^ mix(s));
-            let (i, j) = ((h % m as u64) as usize, ((h >> 32) % ops.n as u64) as usize);
-            let r = ops.entry(i, j);
-            let o = c[i * ops.n + j];
-            if !o.is_finite() {
-                return f64::INFINITY;
-            }
-            num += (o as f64 - r).powi(2);
-            den += r * r;
-        }
-        if den == 0.0 {
-            f64::INFINITY
-        } else {
-            (num / den).sqrt()
-        }
-    })
+    sampled_entries_rel(c, m, ops.n, samples, seed, |i, j| ops.entry(i, j))
 }
 
 fn cublas(
