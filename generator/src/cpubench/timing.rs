@@ -85,14 +85,18 @@ pub fn time_runs<S: ?Sized>(policy: &Policy, state: &mut S, mut run: impl FnMut(
     for _ in 0..policy.warmup {
         run(state);
     }
+    // The budget counts the timed runs themselves, not the loop around them, so the samples
+    // always add up to at least `min_time` (unless `max_reps` stops them first).
     let mut samples = Vec::new();
-    let started = Instant::now();
+    let mut timed = Duration::ZERO;
     while samples.len() < policy.min_reps as usize
-        || (started.elapsed() < policy.min_time && samples.len() < policy.max_reps as usize)
+        || (timed < policy.min_time && samples.len() < policy.max_reps as usize)
     {
         let t = Instant::now();
         run(state);
-        samples.push(t.elapsed().as_secs_f64() * 1e3);
+        let d = t.elapsed();
+        timed += d;
+        samples.push(d.as_secs_f64() * 1e3);
     }
     samples
 }
