@@ -280,7 +280,7 @@ fn list_benches(root: &std::path::Path) -> ExitCode {
         println!("  {f}");
     }
     let mut diags = crate::diag::Diagnostics::new();
-    let labs = crate::measure::labs::load_manifests(root, crate::measure::families(), &mut diags);
+    let labs = crate::measure::labs::load_manifests(root, &crate::measure::families(), &mut diags);
     println!("\nlabs (Python; run one by hand with `python3 kernels/<file>`):");
     for l in &labs {
         println!(

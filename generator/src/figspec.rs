@@ -148,7 +148,7 @@ pub const CPU_BENCH: &str = "cpu";
 
 /// Benchmark families a card may draw: every GPU family of the harness, and the reader's CPU.
 pub fn benches() -> Vec<&'static str> {
-    let mut v = crate::measure::families().to_vec();
+    let mut v = crate::measure::families();
     v.push(CPU_BENCH);
     v
 }
@@ -346,7 +346,7 @@ fn check_lab(body: &str, spec: FigureSpec) -> Result<FigureSpec, (usize, String,
     if let Some(loc) = &spec.loc {
         for (variant, source) in loc {
             if let Err(e) = crate::include::parse_source_ref(source) {
-                return err("loc", format!("`loc:` of `{variant}`: {e}"), "write `file#name`, e.g. labs/triton/rmsnorm.py#rmsnorm_kernel or rmsnorm.cu#rmsnorm_block_vec4");
+                return err("loc", format!("`loc:` of `{variant}`: {e}"), "write `file#name`, e.g. labs/triton/rmsnorm.py#rmsnorm_kernel or rowwise/rmsnorm.cu#rmsnorm_block_vec4");
             }
         }
     }

@@ -1,10 +1,10 @@
-//! Measured source on a page: ```` ```include ```` blocks pull code from `kernels/*.cu` and from
+//! Measured source on a page: ```` ```include ```` blocks pull code from `kernels/<area>/*.cu` and from
 //! the labs under `kernels/labs/` at build time, so a card can never show code that differs from
 //! what was measured.
 //!
 //! ```text
 //! ```include
-//! file: sgemm.cu          # a file in kernels/, or a lab file such as labs/pytorch/model.py
+//! file: gemm/sgemm.cu     # a kernel file by its area folder, or a lab file such as labs/pytorch/model.py
 //! kernel: sgemm_naive     # optional: one __global__/__device__ function, with the comments above it
 //! name: RMSNorm           # or, in a .py file: one def or class, with its decorators and comments
 //! anchor: load_tile       # or: the lines between `ANCHOR: load_tile` and `ANCHOR_END: load_tile`
@@ -130,27 +130,45 @@ pub fn parse_source_ref(s: &str) -> Result<IncludeSpec, String> {
     })
 }
 
-/// Where an include's `file:` may point: a kernel file directly in kernels/, or a `.py` lab file
-/// under kernels/labs/. Anything else (other folders, `..`, absolute paths) is refused.
+/// Where an include's `file:` may point: a kernel file in its area folder of kernels/ (e.g.
+/// `gemm/sgemm.cu`; a file directly in kernels/ also works), or a `.py` lab file under
+/// kernels/labs/. Anything else (deeper folders, `..`, absolute paths) is refused.
 fn resolve(root: &Path, file: &str) -> Result<(PathBuf, &'static str), String> {
     let parts: Vec<&str> = file.split('/').collect();
     let clean = !file.starts_with('/') && parts.iter().all(|p| !p.is_empty() && *p != "." && *p != "..");
-    if clean && parts.len() == 1 && !file.ends_with(".py") {
+    if clean && parts.len() <= 2 && parts[0] != "labs" && !file.ends_with(".py") {
         return Ok((root.join("kernels").join(file), "cuda"));
     }
     if clean && parts.len() >= 3 && parts[0] == "labs" && file.ends_with(".py") {
         return Ok((root.join("kernels").join(file), "python"));
     }
     Err(format!(
-        "`{file}`: name a kernel file directly inside kernels/ (e.g. sgemm.cu) or a lab file under \
-         kernels/labs/ (e.g. labs/pytorch/model.py)"
+        "`{file}`: name a kernel file by its area folder under kernels/ (e.g. gemm/sgemm.cu) or a \
+         lab file under kernels/labs/ (e.g. labs/pytorch/model.py)"
     ))
+}
+
+/// The message for a `file:` that does not exist, with the area path when only the folder is
+/// missing (kernels are grouped by area: `sgemm.cu` is `gemm/sgemm.cu`).
+fn missing_file(root: &Path, file: &str) -> String {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    let found = std::fs::read_dir(root.join("kernels"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().is_dir() && e.path().join(name).is_file())
+        .filter_map(|e| e.file_name().to_str().map(|area| format!("{area}/{name}")))
+        .find(|p| p != file);
+    match found {
+        Some(p) => format!("no file `kernels/{file}` (did you mean `{p}`?)"),
+        None => format!("no file `kernels/{file}`"),
+    }
 }
 
 /// Cut the excerpt out of `root/kernels/<file>`.
 pub fn extract(root: &Path, spec: &IncludeSpec) -> Result<Excerpt, String> {
     let (path, lang) = resolve(root, &spec.file)?;
-    let text = std::fs::read_to_string(&path).map_err(|_| format!("no file `kernels/{}`", spec.file))?;
+    let text = std::fs::read_to_string(&path).map_err(|_| missing_file(root, &spec.file))?;
     let lines: Vec<&str> = text.lines().collect();
     let marker = if lang == "python" { "#" } else { "//" };
     if lang == "python" && spec.kernel.is_some() {

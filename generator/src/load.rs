@@ -87,7 +87,7 @@ pub fn load_book(root: &Path, diags: &mut Diagnostics) -> Book {
             }
         }
     }
-    let labs = crate::measure::labs::load_manifests(root, crate::measure::families(), diags);
+    let labs = crate::measure::labs::load_manifests(root, &crate::measure::families(), diags);
     Book {
         root: root.to_path_buf(),
         cards,

@@ -1,4 +1,4 @@
-//! `include` blocks cut kernel source out of kernels/*.cu: one `__global__` function with the
+//! `include` blocks cut kernel source out of kernels/<area>/*.cu: one `__global__` function with the
 //! comments above it, or a line range; unknown files and kernels are errors that name what exists.
 
 use hdlc::include::{extract, parse};
@@ -10,7 +10,7 @@ fn root() -> &'static Path {
 
 #[test]
 fn cuts_one_kernel_with_its_comments() {
-    let spec = parse("file: sgemm.cu\nkernel: sgemm_naive\n").unwrap();
+    let spec = parse("file: gemm/sgemm.cu\nkernel: sgemm_naive\n").unwrap();
     let x = extract(root(), &spec).unwrap();
     assert!(x.code.starts_with("// ---- 1. naive"), "{}", x.code);
     assert!(x.code.contains("__global__ void sgemm_naive("));
@@ -19,20 +19,20 @@ fn cuts_one_kernel_with_its_comments() {
         !x.code.contains("sgemm_coalesced"),
         "stops at the end of the body"
     );
-    let text = std::fs::read_to_string(root().join("kernels/sgemm.cu")).unwrap();
+    let text = std::fs::read_to_string(root().join("kernels/gemm/sgemm.cu")).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[x.first_line - 1..x.last_line].join("\n"), x.code);
 }
 
 #[test]
 fn finds_kernels_declared_over_two_lines() {
-    let text = std::fs::read_to_string(root().join("kernels/sgemm.cu")).unwrap();
+    let text = std::fs::read_to_string(root().join("kernels/gemm/sgemm.cu")).unwrap();
     let names = hdlc::include::kernel_names(&text.lines().collect::<Vec<_>>());
     assert!(names.contains(&"sgemm_naive".to_string()));
     let last = names.last().unwrap().clone();
     let x = extract(
         root(),
-        &parse(&format!("file: sgemm.cu\nkernel: {last}\n")).unwrap(),
+        &parse(&format!("file: gemm/sgemm.cu\nkernel: {last}\n")).unwrap(),
     )
     .unwrap();
     assert!(x.code.contains("__launch_bounds__"), "{}", x.code);
@@ -40,10 +40,10 @@ fn finds_kernels_declared_over_two_lines() {
 
 #[test]
 fn line_ranges_and_errors() {
-    let x = extract(root(), &parse("file: bandwidth.cu\nlines: 1-3\n").unwrap()).unwrap();
+    let x = extract(root(), &parse("file: memory/bandwidth.cu\nlines: 1-3\n").unwrap()).unwrap();
     assert_eq!((x.first_line, x.last_line), (1, 3));
     assert_eq!(x.code.lines().count(), 3);
-    let e = extract(root(), &parse("file: sgemm.cu\nkernel: nope\n").unwrap()).unwrap_err();
+    let e = extract(root(), &parse("file: gemm/sgemm.cu\nkernel: nope\n").unwrap()).unwrap_err();
     assert!(
         e.contains("no __global__ function `nope`") && e.contains("sgemm_naive"),
         "{e}"
@@ -51,11 +51,15 @@ fn line_ranges_and_errors() {
     assert!(extract(root(), &parse("file: missing.cu\n").unwrap())
         .unwrap_err()
         .contains("no file `kernels/missing.cu`"));
+    // Kernels live in area folders: the old flat name says where the file is now.
+    let e = extract(root(), &parse("file: sgemm.cu\nkernel: sgemm_naive\n").unwrap()).unwrap_err();
+    assert!(e.contains("did you mean `gemm/sgemm.cu`?"), "{e}");
+    assert!(extract(root(), &parse("file: gemm/x/sgemm.cu\n").unwrap()).is_err());
     assert!(extract(root(), &parse("file: ../Cargo.toml\n").unwrap()).is_err());
-    assert!(extract(root(), &parse("file: sgemm.cu\nlines: 5-2\n").unwrap()).is_err());
-    assert!(parse("file: sgemm.cu\nkernel: a\nlines: 1-2\n").is_err());
+    assert!(extract(root(), &parse("file: gemm/sgemm.cu\nlines: 5-2\n").unwrap()).is_err());
+    assert!(parse("file: gemm/sgemm.cu\nkernel: a\nlines: 1-2\n").is_err());
     assert!(
-        parse("file: sgemm.cu\nfunction: a\n").is_err(),
+        parse("file: gemm/sgemm.cu\nfunction: a\n").is_err(),
         "unknown keys are rejected"
     );
 }
@@ -64,7 +68,7 @@ fn line_ranges_and_errors() {
 fn cuts_device_templates_by_name() {
     let x = extract(
         root(),
-        &parse("file: sgemm.cu\nkernel: sgemm_warptile_body\n").unwrap(),
+        &parse("file: gemm/sgemm.cu\nkernel: sgemm_warptile_body\n").unwrap(),
     )
     .unwrap();
     assert!(x.code.contains("template"), "{}", x.code);

@@ -128,14 +128,14 @@ fn field_boundaries_are_unambiguous() {
 
 #[test]
 fn item_keys_follow_embedded_sources() {
-    use hdlc::measure::{item_key, plan};
+    use hdlc::measure::item_key;
     let d = device();
-    let items = plan::items("sgemm");
+    let items = hdlc::measure::items("sgemm");
     let naive = items.iter().find(|i| i.variant == "sgemm_naive").unwrap();
     let (key, hash) = item_key(naive, &d, "");
     assert_eq!(
         hash,
-        source_hash(hdlc::measure::kernel_source("sgemm.cu").unwrap())
+        source_hash(hdlc::measure::kernel_source("gemm/sgemm.cu").unwrap())
     );
     assert_eq!(key, item_key(naive, &d, "").0);
     let cublas = items.iter().find(|i| i.variant == "cublas").unwrap();
@@ -147,8 +147,8 @@ fn item_keys_follow_embedded_sources() {
 /// older run beside a fresh variant.
 #[test]
 fn stale_variant_pulls_its_baseline_into_the_same_run() {
-    use hdlc::measure::{plan, select_todo};
-    let items = plan::items("bandwidth");
+    use hdlc::measure::select_todo;
+    let items = hdlc::measure::items("bandwidth");
     assert!(items.iter().any(|i| i.baseline));
     let mark = |stale: &str| {
         items
@@ -179,16 +179,15 @@ fn stale_variant_pulls_its_baseline_into_the_same_run() {
 /// intricate rung last, for safety, still shape by shape).
 #[test]
 fn items_run_shape_by_shape() {
-    use hdlc::measure::plan;
     /// Whether each shape's items are adjacent in `items`.
-    fn grouped(items: &[plan::Item]) -> bool {
+    fn grouped(items: &[hdlc::measure::plan::Item]) -> bool {
         let changes = items.windows(2).filter(|w| w[0].params != w[1].params).count();
         let mut shapes: Vec<_> = items.iter().map(|i| &i.params).collect();
         shapes.sort();
         shapes.dedup();
         changes + 1 == shapes.len()
     }
-    let attention = plan::items("attention");
+    let attention = hdlc::measure::items("attention");
     assert!(grouped(&attention), "attention shapes interleave");
     for family in [
         "tc_gemm",
@@ -198,7 +197,7 @@ fn items_run_shape_by_shape() {
         "softmax",
         "sgemm",
     ] {
-        let items = plan::items(family);
+        let items = hdlc::measure::items(family);
         let split = items
             .iter()
             .position(|i| i.variant == "tc_wgmma")

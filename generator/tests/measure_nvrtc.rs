@@ -54,7 +54,7 @@ fn describe_lists_errors_only_and_falls_back_to_the_raw_log() {
 
 #[test]
 fn every_family_has_embedded_kernels_for_its_variants() {
-    use hdlc::measure::{families, kernel_source, plan};
+    use hdlc::measure::{families, kernel_source};
     // Variants made of several kernels (the harness launches these by their own names).
     let composite = [
         "softmax_three_pass",
@@ -88,7 +88,7 @@ fn every_family_has_embedded_kernels_for_its_variants() {
         "scan_chunked",
     ];
     for fam in families() {
-        let items = plan::items(fam);
+        let items = hdlc::measure::items(fam);
         assert!(!items.is_empty(), "{fam} has items");
         assert_eq!(
             items.iter().filter(|i| i.baseline).count() as usize,
@@ -118,22 +118,22 @@ fn every_family_has_embedded_kernels_for_its_variants() {
         "softmax_normalize",
         "softmax_online_stats",
     ] {
-        assert!(kernel_source("softmax.cu")
+        assert!(kernel_source("rowwise/softmax.cu")
             .unwrap()
             .contains(&format!("void {k}(")));
     }
     for (file, k) in [
-        ("softmax.cu", "softmax_warp"),
-        ("softmax.cu", "softmax_cluster"),
-        ("rmsnorm.cu", "rmsnorm_warp"),
-        ("rmsnorm.cu", "rmsnorm_cluster"),
+        ("rowwise/softmax.cu", "softmax_warp"),
+        ("rowwise/softmax.cu", "softmax_cluster"),
+        ("rowwise/rmsnorm.cu", "rmsnorm_warp"),
+        ("rowwise/rmsnorm.cu", "rmsnorm_cluster"),
     ] {
         assert!(
             kernel_source(file).unwrap().contains(&format!(" {k}(")),
             "{file} defines {k}"
         );
     }
-    assert!(kernel_source("reduction.cu")
+    assert!(kernel_source("memory/reduction.cu")
         .unwrap()
         .contains("void sum_partials("));
     for k in [
@@ -147,7 +147,9 @@ fn every_family_has_embedded_kernels_for_its_variants() {
         "flash_tc_d128",
     ] {
         assert!(
-            kernel_source("attention.cu").unwrap().contains(&format!(" {k}(")),
+            kernel_source("attention/attention.cu")
+                .unwrap()
+                .contains(&format!(" {k}(")),
             "attention.cu defines {k}"
         );
     }
@@ -160,16 +162,16 @@ fn every_family_has_embedded_kernels_for_its_variants() {
         "flash_wgmma_pingpong_d128",
     ] {
         assert!(
-            kernel_source("attention_hopper.cu")
+            kernel_source("attention/attention_hopper.cu")
                 .unwrap()
                 .contains(&format!("FW_KERNEL({k},")),
             "attention_hopper.cu defines {k}"
         );
     }
-    assert!(kernel_source("rmsnorm.cu")
+    assert!(kernel_source("rowwise/rmsnorm.cu")
         .unwrap()
         .contains("void rmsnorm_bwd_dw_reduce("));
-    let decode = kernel_source("decode_attention.cu").unwrap();
+    let decode = kernel_source("inference/decode_attention.cu").unwrap();
     assert!(decode.contains(" decode_naive(") && decode.contains(" decode_combine("));
     for base in [
         "decode_split_bf16",
@@ -179,15 +181,15 @@ fn every_family_has_embedded_kernels_for_its_variants() {
     ] {
         assert!(decode.contains(&format!("DECODE_GROUPS({base},")), "{base}");
     }
-    let v2 = kernel_source("decode_attention_v2.cu").unwrap();
+    let v2 = kernel_source("inference/decode_attention_v2.cu").unwrap();
     for k in ["bf16_g1", "bf16_g4", "paged_g1", "paged_g4"] {
         assert!(v2.contains(&format!("DECODE_V2(decode_v2_{k},")), "{k}");
     }
-    let qg = kernel_source("quant_gemv.cu").unwrap();
+    let qg = kernel_source("inference/quant_gemv.cu").unwrap();
     for fmt in ["bf16", "int8", "int4", "fp8"] {
         assert!(qg.contains(&format!("QGEMV_TILES({fmt},")), "{fmt}");
     }
-    let ssm = kernel_source("ssm_scan.cu").unwrap();
+    let ssm = kernel_source("inference/ssm_scan.cu").unwrap();
     for k in ["scan_chunk_local", "scan_chunk_carry", "scan_chunk_fix"] {
         assert!(ssm.contains(&format!(" {k}(")), "{k}");
     }
@@ -219,10 +221,10 @@ fn kernels_compile_with_nvrtc_when_available() {
 fn wgmma_kernels_compile_for_sm_90a_too() {
     use hdlc::measure::{kernel_source, nvrtc_check};
     for file in [
-        "tc_gemm.cu",
-        "tc_gemm_persistent.cu",
-        "tc_gemm_streamk.cu",
-        "attention_hopper.cu",
+        "gemm/tc_gemm.cu",
+        "gemm/tc_gemm_persistent.cu",
+        "gemm/tc_gemm_streamk.cu",
+        "attention/attention_hopper.cu",
     ] {
         let src = kernel_source(file).unwrap();
         let wgmma = src.contains("wgmma.mma_async") || src.contains("#include \"wgmma_gemm.cuh\"");
@@ -243,7 +245,7 @@ fn kernel_includes_name_embedded_headers_and_join_the_hash() {
     };
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     for (name, text) in kernel_headers() {
-        let on_disk = std::fs::read_to_string(root.join("kernels").join(name)).unwrap();
+        let on_disk = std::fs::read_to_string(root.join("kernels/common").join(name)).unwrap();
         assert_eq!(&on_disk, text, "{name} embedded text differs from the file");
     }
     let mut includers = 0;

@@ -1,8 +1,8 @@
 //! CPU references, the error measure, the repetition policy and the work counts.
 
-use hdlc::measure::plan::{items, work};
 use hdlc::measure::reference::*;
 use hdlc::measure::rep_count;
+use hdlc::measure::{items, work};
 
 #[test]
 fn rel_error_is_zero_for_equal_and_infinite_for_nan() {
@@ -236,7 +236,9 @@ fn rmsnorm_backward_reference_matches_finite_differences() {
 
 #[test]
 fn tensor_core_and_attention_plans() {
-    use hdlc::measure::plan::{uses_cublas, ATTN_HEAD_DIMS, ATTN_SEQS, TC_GEMM_SIZES};
+    use hdlc::measure::families::attention::{ATTN_HEAD_DIMS, ATTN_SEQS};
+    use hdlc::measure::families::tc_gemm::TC_GEMM_SIZES;
+    use hdlc::measure::uses_cublas;
     let tc = items("tc_gemm");
     assert_eq!(tc.len(), TC_GEMM_SIZES.len() * 7);
     let wg = tc
@@ -249,13 +251,13 @@ fn tensor_core_and_attention_plans() {
     assert_eq!(pw.len(), TC_GEMM_SIZES.len());
     assert!(pw
         .iter()
-        .all(|i| i.rung == 5 && i.source_file == Some("tc_gemm_persistent.cu")));
+        .all(|i| i.rung == 5 && i.source_file == Some("gemm/tc_gemm_persistent.cu")));
     // Then the stream-K rung, from its own file too.
     let sk: Vec<_> = tc.iter().filter(|i| i.variant == "tc_wgmma_streamk").collect();
     assert_eq!(sk.len(), TC_GEMM_SIZES.len());
     assert!(sk
         .iter()
-        .all(|i| i.rung == 6 && i.source_file == Some("tc_gemm_streamk.cu")));
+        .all(|i| i.rung == 6 && i.source_file == Some("gemm/tc_gemm_streamk.cu")));
     let (f, b) = work(wg);
     let s = 8192f64;
     assert_eq!(f, 2.0 * s * s * s);
@@ -269,7 +271,8 @@ fn tensor_core_and_attention_plans() {
         let hop: Vec<_> = at.iter().filter(|i| i.variant == v).collect();
         assert_eq!(hop.len(), ATTN_HEAD_DIMS.len() * 2 * ATTN_SEQS.len());
         assert!(
-            hop.iter().all(|i| i.source_file == Some("attention_hopper.cu")),
+            hop.iter()
+                .all(|i| i.source_file == Some("attention/attention_hopper.cu")),
             "{v}"
         );
     }
@@ -287,7 +290,7 @@ fn tensor_core_and_attention_plans() {
         .unwrap();
     assert_eq!(work(causal).0, f / 2.0, "causal counts half");
     let std = at.iter().find(|i| i.variant == "standard").unwrap();
-    assert!(std.baseline && uses_cublas(std) && std.source_file == Some("attention.cu"));
+    assert!(std.baseline && uses_cublas(std) && std.source_file == Some("attention/attention.cu"));
     assert!(!uses_cublas(flash));
     // The slowest rungs stop early (the suite's time budget); flash_tc runs every size.
     for it in &at {
@@ -311,7 +314,7 @@ fn tensor_core_and_attention_plans() {
 /// skip MQA; everything else runs at every decode shape.
 #[test]
 fn decode_layout_rungs_run_at_batch_8_with_8_kv_heads() {
-    let items = hdlc::measure::plan::items("decode_attention");
+    let items = hdlc::measure::items("decode_attention");
     for it in &items {
         let at_8_8 = (it.p("b"), it.p("hkv")) == (8, 8);
         let layout = ["paged", "paged_v2", "kv_int8", "kv_fp8"].contains(&it.variant);

@@ -416,8 +416,8 @@ fn shipped_tensor_core_and_attention_results_render() {
 
 #[test]
 fn prune_drops_only_unplanned_records_of_the_measured_families() {
-    use hdlc::measure::{plan, store::prune_unplanned};
-    let planned = plan::items("bandwidth");
+    use hdlc::measure::store::prune_unplanned;
+    let planned = hdlc::measure::items("bandwidth");
     let kept = planned.iter().find(|i| i.variant == "copy_vec4").unwrap();
     let mut in_plan = ok("bandwidth", "copy_vec4", kept.p("n"), 1.0);
     in_plan.params = kept.params.clone();

@@ -15,10 +15,7 @@ use std::collections::BTreeMap;
 /// 2: the L2 flush between timed runs reads its buffer instead of writing it (gpu/timing.rs).
 pub const HARNESS_VERSION: u32 = 2;
 
-/// sha256 of a kernel source file, hex.
-pub fn source_hash(source: &str) -> String {
-    hex::encode(Sha256::digest(source.as_bytes()))
-}
+pub use super::kernels::source_hash;
 
 /// What goes into a key.
 #[derive(Debug, Clone)]
@@ -58,7 +55,10 @@ pub fn cache_key(k: &KeyInput) -> String {
 
 /// The cache key of one plan item on one device.
 pub fn item_key(item: &plan::Item, device: &DeviceInfo, extra: &str) -> (String, String) {
-    let source_hash = item.source_file.and_then(super::kernel_hash).unwrap_or_default();
+    let source_hash = item
+        .source_file
+        .and_then(super::families::kernel_hash)
+        .unwrap_or_default();
     let key = cache_key(&KeyInput {
         family: item.family,
         variant: item.variant,

@@ -7,7 +7,8 @@
 //! variant that fails its check is recorded as failed and never timed.
 
 use super::gpu::{DevBuf, Gpu, Kernel, Module, PendingCompile};
-use super::plan::{self, Item};
+use super::kernels::KernelFile;
+use super::plan::Item;
 use super::reference;
 use super::results::{FailStage, Outcome, Timing};
 use std::any::Any;
@@ -93,16 +94,6 @@ pub fn rep_count(estimate_ms: f64) -> usize {
 /// Timed milliseconds wanted per item (see [`rep_count`]).
 pub const BUDGET_MS: f64 = 40.0;
 
-/// Kernel files compiled for the architecture-specific target (sm_90a on Hopper) because they
-/// use instructions that only exist there (wgmma, setmaxnreg). Their kernels guard that code
-/// with `__CUDA_ARCH_FEAT_SM90_ALL`, so they still compile (and fail verification) elsewhere.
-pub const ARCH_SPECIFIC_FILES: &[&str] = &[
-    "tc_gemm.cu",
-    "tc_gemm_persistent.cu",
-    "tc_gemm_streamk.cu",
-    "attention_hopper.cu",
-];
-
 /// Per-run state: the device, compiled modules, the input seed, inputs shared by the variants
 /// of one shape, and notes for the build log.
 pub struct Ctx<'g> {
@@ -115,10 +106,12 @@ pub struct Ctx<'g> {
     pending: HashMap<String, PendingCompile>,
     /// slot → (key, value): see [`Ctx::shared`].
     shared: HashMap<&'static str, (String, Rc<dyn Any>)>,
+    /// The kernel files items may name (every family's sources).
+    sources: Vec<&'static KernelFile>,
 }
 
 impl<'g> Ctx<'g> {
-    pub fn new(gpu: &'g Gpu, base_seed: u64) -> Ctx<'g> {
+    pub fn new(gpu: &'g Gpu, base_seed: u64, sources: Vec<&'static KernelFile>) -> Ctx<'g> {
         Ctx {
             gpu,
             modules: HashMap::new(),
@@ -127,7 +120,13 @@ impl<'g> Ctx<'g> {
             notes: Vec::new(),
             shared: HashMap::new(),
             pending: HashMap::new(),
+            sources,
         }
+    }
+
+    /// A kernel file by its path under `kernels/`.
+    fn source(&self, path: &str) -> Option<&'static KernelFile> {
+        self.sources.iter().copied().find(|k| k.path == path)
     }
 
     /// Large inputs shared by the variants of one shape (a 1 GiB KV cache, a 470 MB weight and
@@ -184,10 +183,8 @@ impl<'g> Ctx<'g> {
             if self.modules.contains_key(f) || self.pending.contains_key(f) {
                 continue;
             }
-            if let Some(src) = super::kernel_source(f) {
-                let job = self
-                    .gpu
-                    .compile_in_background(f, src, ARCH_SPECIFIC_FILES.contains(&f));
+            if let Some(k) = self.source(f) {
+                let job = self.gpu.compile_in_background(k.path, k.text, k.arch_specific);
                 self.pending.insert(f.to_string(), job);
             }
         }
@@ -204,11 +201,11 @@ impl<'g> Ctx<'g> {
             self.modules.insert(file.to_string(), compiled);
         }
         if !self.modules.contains_key(file) {
-            let compiled = match super::kernel_source(file) {
+            let compiled = match self.source(file) {
                 None => Err(format!("{file}: no such kernel file is embedded")),
-                Some(src) => self
+                Some(k) => self
                     .gpu
-                    .compile(file, src, ARCH_SPECIFIC_FILES.contains(&file))
+                    .compile(file, k.text, k.arch_specific)
                     .map_err(|f| super::nvrtc_log::describe_failure(file, &f.log)),
             };
             self.modules.insert(file.to_string(), compiled);
@@ -273,7 +270,6 @@ pub fn verify(rel: f64, tol: f64) -> Res<()> {
 /// (all passes). `check`: after the check run, return ‖out − ref‖ / ‖ref‖.
 pub fn check_and_time(
     gpu: &Gpu,
-    item: &Item,
     tol: f64,
     poison: &[&DevBuf],
     run: &mut dyn FnMut() -> anyhow::Result<()>,
@@ -304,16 +300,16 @@ pub fn check_and_time(
         gpu.time_runs(reps, run)?
     };
     add_since(&TIMED_NS, timing);
-    timing_from(item, rel, tol, &samples)
+    timing_from(rel, tol, &samples)
 }
 
-/// Build a Timing from samples (ms per run).
-pub fn timing_from(item: &Item, rel: f64, tol: f64, samples: &[f64]) -> Res<Timing> {
+/// Build a Timing from samples (ms per run). Its FLOPs and bytes are the family's counts, set
+/// by `families::run` for every variant alike.
+pub fn timing_from(rel: f64, tol: f64, samples: &[f64]) -> Res<Timing> {
     let (median, p10, p90) = reference::percentiles(samples);
     if !(median.is_finite() && median > 0.0) {
         return Err(Fail::new(FailStage::Launch, "timing produced no valid samples"));
     }
-    let (flops, bytes) = plan::work(item);
     Ok(Timing {
         rel_error: rel,
         tolerance: tol,
@@ -321,8 +317,6 @@ pub fn timing_from(item: &Item, rel: f64, tol: f64, samples: &[f64]) -> Res<Timi
         median_ms: median,
         p10_ms: p10,
         p90_ms: p90,
-        flops,
-        bytes,
         workspace_bytes: None,
         ..Default::default()
     })

@@ -4,38 +4,41 @@
 //! measures what is missing (by cache key) and merges it in, without one the shipped results are
 //! used and every figure says so.
 //!
-//! Layout: `plan` (what to measure, how much work it is), `cache` (keys), `store` (files,
-//! merging, picking the best record), `reference` (CPU f64 references, inputs, error measure),
-//! `nvrtc_log` (compile errors as file:line) and `device` are plain CPU code and are tested
-//! without a GPU. `gpu` is the only module that touches cudarc; `harness` and `families` use it
-//! through plain types.
+//! Layout: `families` (one file per family: its plan, work counts, set-up, check and timing,
+//! registered in one table), `kernels` (the embedded CUDA sources), `plan` (the item type and
+//! the ladder helpers), `cache` (keys), `store` (files, merging, picking the best record),
+//! `reference` (CPU f64 references, inputs, error measure), `nvrtc_log` (compile errors as
+//! file:line) and `device` are plain CPU code and are tested without a GPU; `session` and `run`
+//! string a measuring run together. `gpu` is the only module that touches cudarc; `harness`
+//! and `families` use it through plain types.
 
 pub mod cache;
 pub mod device;
-mod families;
+pub mod families;
 mod gpu;
 mod harness;
+pub mod kernels;
 pub mod labs;
 pub mod nvrtc_log;
 pub mod plan;
-mod plan_infer;
-mod plan_rows;
 mod prof;
 pub mod quant;
 pub mod reference;
 pub mod report;
 pub mod results;
 mod run;
+mod session;
 pub mod store;
 
 pub use cache::{item_key, select_todo};
+pub use families::kernel_hash;
+pub use families::{items, uses_cublas, work};
 pub use harness::rep_count;
+pub use kernels::{included_headers, kernel_headers};
 pub use store::{baseline_ok, best_ok, metric, metric_unit, uses_flops};
 
 use anyhow::{anyhow, bail, Result};
-use results::{Provenance, ResultsFile, SCHEMA_VERSION};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 /// What `measure` should do.
 #[derive(Debug, Clone)]
@@ -86,107 +89,24 @@ pub struct Measured {
     pub notes: Vec<String>,
 }
 
-/// The benchmark families, in run order.
-pub fn families() -> &'static [&'static str] {
-    plan::FAMILIES
+/// The benchmark families, in run order (the names of [`families::FAMILIES`]).
+pub fn families() -> Vec<&'static str> {
+    families::names()
 }
 
-/// The kernel sources compiled into the binary.
-const KERNEL_SOURCES: &[(&str, &str)] = &[
-    ("bandwidth.cu", include_str!("../../../kernels/bandwidth.cu")),
-    ("transpose.cu", include_str!("../../../kernels/transpose.cu")),
-    ("reduction.cu", include_str!("../../../kernels/reduction.cu")),
-    ("softmax.cu", include_str!("../../../kernels/softmax.cu")),
-    ("rmsnorm.cu", include_str!("../../../kernels/rmsnorm.cu")),
-    ("gemv.cu", include_str!("../../../kernels/gemv.cu")),
-    ("sgemm.cu", include_str!("../../../kernels/sgemm.cu")),
-    ("sgemm_tuned.cu", include_str!("../../../kernels/sgemm_tuned.cu")),
-    ("sgemm_ring.cu", include_str!("../../../kernels/sgemm_ring.cu")),
-    ("tc_gemm.cu", include_str!("../../../kernels/tc_gemm.cu")),
-    (
-        "tc_gemm_persistent.cu",
-        include_str!("../../../kernels/tc_gemm_persistent.cu"),
-    ),
-    (
-        "tc_gemm_streamk.cu",
-        include_str!("../../../kernels/tc_gemm_streamk.cu"),
-    ),
-    ("attention.cu", include_str!("../../../kernels/attention.cu")),
-    (
-        "attention_hopper.cu",
-        include_str!("../../../kernels/attention_hopper.cu"),
-    ),
-    (
-        "decode_attention.cu",
-        include_str!("../../../kernels/decode_attention.cu"),
-    ),
-    (
-        "decode_attention_v2.cu",
-        include_str!("../../../kernels/decode_attention_v2.cu"),
-    ),
-    ("quant_gemv.cu", include_str!("../../../kernels/quant_gemv.cu")),
-    (
-        "quant_gemv_mma.cu",
-        include_str!("../../../kernels/quant_gemv_mma.cu"),
-    ),
-    ("ssm_scan.cu", include_str!("../../../kernels/ssm_scan.cu")),
-];
-
-/// Headers the kernel files may `#include "name"`: handed to NVRTC with every program (it has
-/// no file system to search) and folded into the source hash of each file that includes one.
-const KERNEL_HEADERS: &[(&str, &str)] = &[
-    (
-        "hopper_sync.cuh",
-        include_str!("../../../kernels/hopper_sync.cuh"),
-    ),
-    (
-        "attention_common.cuh",
-        include_str!("../../../kernels/attention_common.cuh"),
-    ),
-    (
-        "persistent_gemm.cuh",
-        include_str!("../../../kernels/persistent_gemm.cuh"),
-    ),
-    (
-        "cluster_sync.cuh",
-        include_str!("../../../kernels/cluster_sync.cuh"),
-    ),
-    ("wgmma_gemm.cuh", include_str!("../../../kernels/wgmma_gemm.cuh")),
-];
-
-/// The embedded headers as (name, source).
-pub fn kernel_headers() -> &'static [(&'static str, &'static str)] {
-    KERNEL_HEADERS
+/// An embedded kernel file's text by its path under `kernels/`, e.g. "gemm/sgemm.cu".
+pub fn kernel_source(path: &str) -> Option<&'static str> {
+    families::source(path).map(|f| f.text)
 }
 
-/// The headers `source` includes (`#include "name"` lines naming an embedded header).
-pub fn included_headers(source: &str) -> impl Iterator<Item = &'static (&'static str, &'static str)> + '_ {
-    KERNEL_HEADERS.iter().filter(move |(name, _)| {
-        source
-            .lines()
-            .any(|l| l.trim_start().starts_with("#include") && l.contains(&format!("\"{name}\"")))
-    })
+/// The paths of all embedded kernel files, in family order.
+pub fn kernel_files() -> Vec<&'static str> {
+    families::sources().iter().map(|f| f.path).collect()
 }
 
-/// The source hash of a kernel file: its text and that of every header it includes, so editing
-/// a shared header re-measures every kernel built from it.
-pub fn kernel_hash(file: &str) -> Option<String> {
-    let src = kernel_source(file)?;
-    let mut text = src.to_string();
-    for (name, header) in included_headers(src) {
-        text.push_str(&format!("\n// header {name}\n{header}"));
-    }
-    Some(cache::source_hash(&text))
-}
-
-/// An embedded kernels/*.cu file by name, e.g. "sgemm.cu".
-pub fn kernel_source(file: &str) -> Option<&'static str> {
-    KERNEL_SOURCES.iter().find(|(f, _)| *f == file).map(|(_, s)| *s)
-}
-
-/// Names of all embedded kernel files.
-pub fn kernel_files() -> impl Iterator<Item = &'static str> {
-    KERNEL_SOURCES.iter().map(|(f, _)| *f)
+/// Where the results files live.
+pub fn results_dir(root: &Path) -> PathBuf {
+    root.join("kernels").join("results")
 }
 
 /// Compile a kernel source with NVRTC for `arch` without a GPU (a syntax and type check of the
@@ -197,237 +117,72 @@ pub fn nvrtc_check(file: &str, source: &str, arch: &str) -> Option<Result<(), St
         .map(|r| r.map_err(|log| nvrtc_log::describe_failure(file, &log)))
 }
 
-/// Where the results files live.
-pub fn results_dir(root: &Path) -> PathBuf {
-    root.join("kernels").join("results")
-}
-
-/// Run the measure stage.
+/// Run the measure stage: plan → select what the cache lacks → run kernels and labs → merge →
+/// save. Without a usable GPU (or with `use_gpu` off) it returns the shipped results as they are.
 pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
-    let dir = results_dir(&opts.root);
-    let mut files = store::load_dir(&dir)?;
+    let mut files = store::load_dir(&results_dir(&opts.root))?;
     let mut notes = Vec::new();
-
-    let selected: Vec<&'static str> = if opts.families.is_empty() {
-        if matches!(opts.labs, LabSelection::Only(_)) {
-            Vec::new()
-        } else {
-            plan::FAMILIES.to_vec()
-        }
-    } else {
-        let mut v = Vec::new();
-        for f in &opts.families {
-            match plan::FAMILIES.iter().find(|k| **k == f.as_str()) {
-                Some(k) => v.push(*k),
-                None if matches!(opts.labs, LabSelection::Only(_)) => {}
-                None => bail!(
-                    "unknown benchmark family `{f}` (known: {})",
-                    plan::FAMILIES.join(", ")
-                ),
-            }
-        }
-        v
-    };
-
-    if !opts.use_gpu {
-        notes.push("GPU not used (disabled): using shipped results".to_string());
+    let selected = selected_families(opts)?;
+    let Some(gpu) = open_gpu(opts.use_gpu, &mut notes) else {
         return Ok(Measured {
             files,
             local_device: None,
             notes,
         });
+    };
+    let mut session = session::Session::plan(opts, &gpu, &files, selected, &mut notes)?;
+    session.run(opts, &mut notes)?;
+    let device = session.file.device.name.clone();
+    session.check_strict(opts.strict)?;
+    session.replace_in(&mut files);
+    Ok(Measured {
+        files,
+        local_device: Some(device),
+        notes,
+    })
+}
+
+/// The kernel families this run considers: all of them, or those named in `--families` (none
+/// when only labs were asked for).
+fn selected_families(opts: &MeasureOptions) -> Result<Vec<&'static str>> {
+    let labs_only = matches!(opts.labs, LabSelection::Only(_));
+    if opts.families.is_empty() {
+        return Ok(if labs_only { Vec::new() } else { families() });
+    }
+    let mut v = Vec::new();
+    for f in &opts.families {
+        match families::family(f) {
+            Some(fam) => v.push(fam.name),
+            None if labs_only => {}
+            None => bail!(
+                "unknown benchmark family `{f}` (known: {})",
+                families().join(", ")
+            ),
+        }
+    }
+    Ok(v)
+}
+
+/// The GPU, if one is present, usable and allowed; otherwise a note saying why the shipped
+/// results are used. `CudaContext::new` panics without libcuda, so opening is guarded.
+fn open_gpu(use_gpu: bool, notes: &mut Vec<String>) -> Option<gpu::Gpu> {
+    if !use_gpu {
+        notes.push("GPU not used (disabled): using shipped results".to_string());
+        return None;
     }
     let opened = std::panic::catch_unwind(gpu::Gpu::open)
         .unwrap_or_else(|_| Err(anyhow!("GPU initialisation panicked")));
-    let gpu = match opened {
-        Ok(Some(g)) => g,
+    match opened {
+        Ok(Some(g)) => Some(g),
         Ok(None) => {
             notes.push("no GPU found: using shipped results".to_string());
-            return Ok(Measured {
-                files,
-                local_device: None,
-                notes,
-            });
+            None
         }
         Err(e) => {
             notes.push(format!("GPU present but unusable ({e:#}): using shipped results"));
-            return Ok(Measured {
-                files,
-                local_device: None,
-                notes,
-            });
-        }
-    };
-    let device = gpu.info().clone();
-    let path = dir.join(format!("{}.json", device::slug(&device.name)));
-    let mut file = files
-        .iter()
-        .find(|(p, _)| *p == path)
-        .map(|(_, f)| f.clone())
-        .unwrap_or_else(|| ResultsFile {
-            schema: SCHEMA_VERSION,
-            device: device.clone(),
-            records: Vec::new(),
-        });
-    file.device = device.clone();
-
-    // Which items need measuring.
-    let cublas = gpu
-        .cublas_version()
-        .map(|v| format!("cublas={v}"))
-        .unwrap_or_default();
-    let mut todo: Vec<(plan::Item, String, String)> = Vec::new();
-    let mut cached = 0usize;
-    for fam in &selected {
-        // (item, key, hash, has a reusable record)
-        let items: Vec<(plan::Item, String, String, bool)> = plan::items(fam)
-            .into_iter()
-            .map(|item| {
-                let extra = if plan::uses_cublas(&item) {
-                    cublas.as_str()
-                } else {
-                    ""
-                };
-                let (key, hash) = item_key(&item, &device, extra);
-                let hit = file
-                    .records
-                    .iter()
-                    .any(|r| r.key == key && store::same_slot_item(r, &item) && cache::reusable(r));
-                (item, key, hash, hit)
-            })
-            .collect();
-        let (t, c) = select_todo(items, opts.force);
-        todo.extend(t);
-        cached += c;
-    }
-
-    let provenance = Provenance {
-        generator_version: env!("CARGO_PKG_VERSION").to_string(),
-        git_commit: git_commit(&opts.root),
-        date: now_rfc3339(),
-        frameworks: Default::default(),
-    };
-    let base_seed = std::env::var("HDLC_SEED")
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1)
-        });
-
-    // Labs: planned before the bar is made, so it counts them.
-    let (lab_plan, labs_cached) = labs::planned_for(opts, &device, &file, &mut notes);
-    cached += labs_cached;
-
-    let started = Instant::now();
-    if !todo.is_empty() || !lab_plan.is_empty() {
-        notes.push(format!(
-            "measuring {} item(s) and {} lab(s) on {} (CC {}, driver {}, CUDA {}, NVRTC {}{}); input seed {base_seed}; L2 flush: {}",
-            todo.len(),
-            lab_plan.len(),
-            device.name,
-            device.compute_capability,
-            device.driver_version,
-            device.cuda_version,
-            device.nvrtc_version,
-            gpu.cublas_version()
-                .map(|v| format!(", cuBLAS {v}"))
-                .unwrap_or_default(),
-            gpu.flush_method()
-        ));
-        let bar = if opts.progress {
-            let b = indicatif::ProgressBar::new((todo.len() + lab_plan.len()) as u64);
-            if let Ok(style) =
-                indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
-            {
-                b.set_style(style.progress_chars("=> "));
-            }
-            b
-        } else {
-            indicatif::ProgressBar::hidden()
-        };
-        let new_records =
-            run::kernel_families(&gpu, base_seed, &selected, &todo, &provenance, &bar, &mut notes);
-        let mut measured = new_records.len();
-        store::merge(&mut file, new_records);
-        let planned: Vec<plan::Item> = selected.iter().flat_map(|f| plan::items(f)).collect();
-        let pruned = store::prune_unplanned(&mut file, &selected, &planned);
-        if pruned > 0 {
-            notes.push(format!(
-                "dropped {pruned} record(s) of shapes or variants no longer planned"
-            ));
-        }
-        if !lab_plan.is_empty() {
-            // Kernels are done: keep their results before the (slower) labs start.
-            store::save_atomic(&path, &file)?;
-        }
-        let mut save_failed: Option<String> = None;
-        let mut saved = |f: &ResultsFile| {
-            if let Err(e) = store::save_atomic(&path, f) {
-                save_failed = Some(e.to_string());
-            }
-        };
-        measured += labs::run_planned(
-            &opts.root,
-            &lab_plan,
-            &mut file,
-            &provenance,
-            base_seed,
-            &bar,
-            &mut notes,
-            &mut saved,
-        );
-        if let Some(e) = save_failed {
-            notes.push(format!("could not save after a lab: {e}"));
-        }
-        bar.finish_and_clear();
-        store::save_atomic(&path, &file)?;
-        notes.push(format!(
-            "measured {measured} item(s) in {:.1} s, {cached} cached; wrote {}",
-            started.elapsed().as_secs_f64(),
-            path.display()
-        ));
-    } else {
-        notes.push(format!(
-            "all {cached} item(s) cached for {}; nothing to measure",
-            device.name
-        ));
-    }
-
-    // Replace or add the device's file in the list.
-    if let Some(slot) = files.iter_mut().find(|(p, _)| *p == path) {
-        slot.1 = file.clone();
-    } else if !file.records.is_empty() {
-        files.push((path.clone(), file.clone()));
-        files.sort_by(|a, b| a.0.cmp(&b.0));
-    }
-
-    if opts.strict {
-        let failed: Vec<String> = file
-            .records
-            .iter()
-            .filter(|r| {
-                (selected.contains(&r.family.as_str()) || lab_plan.iter().any(|p| p.lab.family == r.family))
-                    && store::is_real_failure(r)
-            })
-            .map(|r| format!("{}/{}", r.family, r.variant))
-            .collect();
-        if !failed.is_empty() {
-            bail!(
-                "{} variant(s) failed on {} (--strict): {}",
-                failed.len(),
-                device.name,
-                failed.join(", ")
-            );
+            None
         }
     }
-    Ok(Measured {
-        files,
-        local_device: Some(device.name.clone()),
-        notes,
-    })
 }
 
 /// The commit the numbers were measured at: $HDLC_GIT_COMMIT, else `git rev-parse`, else

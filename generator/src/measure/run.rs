@@ -22,7 +22,7 @@ pub(super) fn kernel_families(
     notes: &mut Vec<String>,
 ) -> Vec<Record> {
     let mut new_records: Vec<Record> = Vec::new();
-    let mut ctx = harness::Ctx::new(gpu, base_seed);
+    let mut ctx = harness::Ctx::new(gpu, base_seed, families::sources());
     // Every kernel file the items use (each item names its file) starts compiling now, in
     // parallel and beside the first families; a file only some family's code names is
     // compiled when asked.

@@ -3,7 +3,7 @@
 One idea: RMSNorm is memory-bound, so the question is only how close each version gets to a
 plain copy of the same bytes. Eager PyTorch runs the formula as several kernels (square, mean,
 rsqrt, two multiplies), each a trip through HBM; torch.compile fuses them into one generated
-Triton kernel; the book's `rmsnorm_block_vec4` (kernels/rmsnorm.cu, the CUDA RMSNorm card) is
+Triton kernel; the book's `rmsnorm_block_vec4` (kernels/rowwise/rmsnorm.cu, the CUDA RMSNorm card) is
 loaded into PyTorch with torch.utils.cpp_extension.load_inline and reads each row once.
 
 Shape: rows 32768 × cols 4096, FP32 (kernels' plan), eps 1e-6. Bytes = fewest moved (read x,
@@ -25,7 +25,10 @@ DEV = labkit.torch_device()
 ROWS, COLS = (64, 256) if QUICK else (32768, 4096)
 EPS = 1e-6
 TOL = 1e-5
-KERNEL_FILE = pathlib.Path(__file__).resolve().parents[2] / "rmsnorm.cu"
+KERNELS = pathlib.Path(__file__).resolve().parents[2]
+KERNEL_FILE = KERNELS / "rowwise/rmsnorm.cu"
+# The shared headers the kernel file includes (cluster_sync.cuh) live here.
+COMMON = KERNELS / "common"
 CPP_DECL = "torch::Tensor rmsnorm_vec4(torch::Tensor x, torch::Tensor w, double eps);"
 
 # ANCHOR: launcher
@@ -54,12 +57,13 @@ torch::Tensor rmsnorm_vec4(torch::Tensor x, torch::Tensor w, double eps) {
 
 
 def load_book_kernel():
-    """Compile kernels/rmsnorm.cu (read from the file, not copied) plus the launcher above."""
+    """Compile kernels/rowwise/rmsnorm.cu (read from the file, not copied) plus the launcher above."""
     from torch.utils.cpp_extension import load_inline
-    src = KERNEL_FILE.read_text()  # the lab depends on "rmsnorm.cu": its hash is in the cache key
+    src = KERNEL_FILE.read_text()  # the lab depends on "rowwise/rmsnorm.cu": its hash is in the key
     ext = load_inline(name="hdlc_rmsnorm_vec4", cpp_sources=CPP_DECL,
                       cuda_sources=src + LAUNCHER, functions=["rmsnorm_vec4"],
-                      extra_cuda_cflags=["-O3"], verbose=False)
+                      extra_cuda_cflags=["-O3"], extra_include_paths=[str(COMMON)],
+                      verbose=False)
     return ext.rmsnorm_vec4
 # ANCHOR_END: launcher
 
@@ -85,7 +89,8 @@ def load_book_kernel_nvcc():
     from torch.utils.cpp_extension import CUDA_HOME  # where PyTorch found the toolkit, if anywhere
     nvcc = str(pathlib.Path(CUDA_HOME) / "bin" / "nvcc") if CUDA_HOME else "nvcc"
     proc = subprocess.run([nvcc, "-O3", "-shared", "-Xcompiler", "-fPIC",
-                           f"-arch=sm_{major}{minor}", "-o", str(tmp / "k.so"), str(tmp / "k.cu")],
+                           f"-arch=sm_{major}{minor}", "-I", str(COMMON), "-o", str(tmp / "k.so"),
+                           str(tmp / "k.cu")],
                           check=False, capture_output=True, text=True, timeout=120)
     if proc.returncode != 0:
         raise RuntimeError(f"nvcc failed: {proc.stderr[-1500:]}")

@@ -1,4 +1,4 @@
-"""The book's CUDA kernels (kernels/*.cu) inside a PyTorch lab.
+"""The book's CUDA kernels (kernels/<area>/*.cu) inside a PyTorch lab.
 
 First choice: torch.utils.cpp_extension.load_inline, the way the book teaches it (a launcher that
 takes torch.Tensor). It needs the `ninja` build tool; when that (or the build) fails, the same
@@ -14,6 +14,8 @@ import subprocess
 import tempfile
 
 KERNELS = pathlib.Path(__file__).resolve().parents[2]
+# The headers kernel files include by bare name (`#include "cluster_sync.cuh"`) live here.
+COMMON = KERNELS / "common"
 
 # Headers go first, ahead of the .cu file, so its macros (FULL_MASK, MAX_VEC, ...) cannot
 # reach into them.
@@ -25,12 +27,14 @@ TORCH_HEADERS = r"""
 
 
 def load_inline_ext(name, cu_file, launcher, declaration, function):
-    """Build `launcher` (C++ taking torch.Tensor) after the text of kernels/<cu_file>."""
+    """Build `launcher` (C++ taking torch.Tensor) after the text of kernels/<cu_file>
+    (`cu_file` names its area folder, e.g. "rowwise/rmsnorm.cu")."""
     from torch.utils.cpp_extension import load_inline
     source = (KERNELS / cu_file).read_text()
     ext = load_inline(name=name, cpp_sources=declaration,
                       cuda_sources=TORCH_HEADERS + source + launcher,
-                      functions=[function], extra_cuda_cflags=["-O3"])
+                      functions=[function], extra_cuda_cflags=["-O3"],
+                      extra_include_paths=[str(COMMON)])
     return getattr(ext, function)
 
 
@@ -40,7 +44,9 @@ def nvcc_library(cu_file, c_launcher):
     from torch.utils.cpp_extension import CUDA_HOME  # where PyTorch found the toolkit, if anywhere
     major, minor = torch.cuda.get_device_capability()
     source = "#include <cuda_runtime.h>\n" + (KERNELS / cu_file).read_text() + c_launcher
-    key = hashlib.sha256(f"{major}{minor}\n{source}".encode()).hexdigest()[:16]
+    # The headers join the key of the cached library: editing one rebuilds it.
+    headers = "".join(h.read_text() for h in sorted(COMMON.glob("*.cuh")))
+    key = hashlib.sha256(f"{major}{minor}\n{source}\n{headers}".encode()).hexdigest()[:16]
     out_dir = pathlib.Path(tempfile.gettempdir()) / "hdlc_lab_cuda"
     out_dir.mkdir(exist_ok=True)
     lib = out_dir / f"{pathlib.Path(cu_file).stem}_{key}.so"
@@ -50,7 +56,8 @@ def nvcc_library(cu_file, c_launcher):
         nvcc = str(pathlib.Path(CUDA_HOME) / "bin" / "nvcc") if CUDA_HOME else "nvcc"
         proc = subprocess.run([nvcc, "-O3", "-shared", "-Xcompiler", "-fPIC",
                                f"-gencode=arch=compute_{major}{minor},code=sm_{major}{minor}",
-                               "-o", str(lib), str(src)], capture_output=True, text=True)
+                               "-I", str(COMMON), "-o", str(lib), str(src)],
+                              capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"nvcc failed: {proc.stderr[-1500:]}")
     return ctypes.CDLL(str(lib))

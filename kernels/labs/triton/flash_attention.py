@@ -130,7 +130,7 @@ def attention_sdpa(q, k, v, causal, backend):
 
 
 # ---- The book's CUDA kernel, loaded into PyTorch ------------------------------------------
-# flash_tc_d64 / flash_tc_d128 from kernels/attention.cu (FlashAttention-2 style on mma.sync),
+# flash_tc_d64 / flash_tc_d128 from kernels/attention/attention.cu (FlashAttention-2 style on mma.sync),
 # compiled with a launcher by load_inline (book_cuda.py falls back to nvcc + ctypes without
 # ninja). Q, K, V, O are [B·H, N, d] BF16 (passed as raw 16-bit
 # patterns, bf16_t); launch: grid (N / 128, B·H), 256 threads, (128·d + 4·64·d)·2 B of shared
@@ -178,12 +178,12 @@ def load_cuda_attention():
     """flash_tc as a function of (q, k, v, causal), and the route it was built by."""
     try:
         return book_cuda.load_inline_ext(
-            "hdlc_lab_flash_tc", "attention.cu", CUDA_LAUNCHER,
+            "hdlc_lab_flash_tc", "attention/attention.cu", CUDA_LAUNCHER,
             "torch::Tensor flash_tc_launch(torch::Tensor q, torch::Tensor k, torch::Tensor v, bool causal);",
             "flash_tc_launch"), "load_inline"
     except Exception as e:
         labkit.log(f"load_inline failed ({type(e).__name__}: {e}); trying nvcc + ctypes")
-    lib = book_cuda.nvcc_library("attention.cu", C_LAUNCHER)
+    lib = book_cuda.nvcc_library("attention/attention.cu", C_LAUNCHER)
     lib.flash_tc_c.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int] * 4 + [ctypes.c_void_p]
 
     def run(q, k, v, causal):

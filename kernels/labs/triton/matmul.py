@@ -110,7 +110,7 @@ def matmul_torch(a, b):
 
 
 # ---- The book's CUDA kernel, loaded into PyTorch ------------------------------------------
-# tc_mma_pipeline from kernels/tc_gemm.cu (mma.sync m16n8k16, ldmatrix, a 3-stage cp.async
+# tc_mma_pipeline from kernels/gemm/tc_gemm.cu (mma.sync m16n8k16, ldmatrix, a 3-stage cp.async
 # pipeline), compiled with a launcher by load_inline (book_cuda.py falls back to nvcc + ctypes
 # without ninja). As in the tc_gemm family it takes B
 # transposed (Bt is N x K, row-major), writes C in FP32, and needs M, N divisible by 128 and K
@@ -157,12 +157,12 @@ def load_cuda_matmul():
     """tc_mma_pipeline as a function of (A, Bᵀ), and the route it was built by."""
     try:
         return book_cuda.load_inline_ext(
-            "hdlc_lab_tc_mma_pipeline", "tc_gemm.cu", CUDA_LAUNCHER,
+            "hdlc_lab_tc_mma_pipeline", "gemm/tc_gemm.cu", CUDA_LAUNCHER,
             "torch::Tensor mma_pipeline_launch(torch::Tensor a, torch::Tensor bt);",
             "mma_pipeline_launch"), "load_inline"
     except Exception as e:
         labkit.log(f"load_inline failed ({type(e).__name__}: {e}); trying nvcc + ctypes")
-    lib = book_cuda.nvcc_library("tc_gemm.cu", C_LAUNCHER)
+    lib = book_cuda.nvcc_library("gemm/tc_gemm.cu", C_LAUNCHER)
     lib.mma_pipeline_c.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
                                    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
 

@@ -3,7 +3,7 @@
 y[r][c] = x[r][c] / sqrt(mean_c(x[r][c]^2) + eps) * w[c]: one reduction per row (the sum of
 squares) and one element-wise pass, the same shape of work as softmax. The Triton program owns
 one row; when the row fits in its registers it reads the row once (like `rmsnorm_block_vec4` in
-kernels/rmsnorm.cu), and for long rows a two-pass variant sums the squares chunk by chunk and
+kernels/rowwise/rmsnorm.cu), and for long rows a two-pass variant sums the squares chunk by chunk and
 then reads the row again to scale it.
 
 Every variant is checked against a float64 PyTorch RMSNorm before it is timed. The `baseline`
@@ -104,7 +104,7 @@ def rmsnorm_functional(x, w):
 
 
 # ---- The book's CUDA kernel, loaded into PyTorch ------------------------------------------
-# rmsnorm_block_vec4 from kernels/rmsnorm.cu, compiled with its launcher by load_inline
+# rmsnorm_block_vec4 from kernels/rowwise/rmsnorm.cu, compiled with its launcher by load_inline
 # (book_cuda.py falls back to nvcc + ctypes without ninja). The kernel assumes 256 threads, cols
 # divisible by 4 and at most 4 * 8 * 256 = 8192.
 
@@ -139,12 +139,12 @@ def load_cuda_rmsnorm():
     """rmsnorm_block_vec4 as a function of tensors, and the route it was built by."""
     try:
         return book_cuda.load_inline_ext(
-            "hdlc_lab_rmsnorm_block_vec4", "rmsnorm.cu", CUDA_LAUNCHER,
+            "hdlc_lab_rmsnorm_block_vec4", "rowwise/rmsnorm.cu", CUDA_LAUNCHER,
             "torch::Tensor rmsnorm_launch(torch::Tensor x, torch::Tensor w, double eps);",
             "rmsnorm_launch"), "load_inline"
     except Exception as e:
         labkit.log(f"load_inline failed ({type(e).__name__}: {e}); trying nvcc + ctypes")
-    lib = book_cuda.nvcc_library("rmsnorm.cu", C_LAUNCHER)
+    lib = book_cuda.nvcc_library("rowwise/rmsnorm.cu", C_LAUNCHER)
     lib.rmsnorm_c.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
                               ctypes.c_int, ctypes.c_float, ctypes.c_void_p]
 

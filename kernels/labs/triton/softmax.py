@@ -3,7 +3,7 @@
 The idea of this lab: a row-wise, memory-bound operation written as a Triton program that owns
 one row. When the row fits in one program's registers (BLOCK = next power of two of the width),
 the matrix crosses device memory once each way, like the CUDA `softmax_fused` of
-kernels/softmax.cu. Longer rows do not fit; the online variant walks the row in chunks twice
+kernels/rowwise/softmax.cu. Longer rows do not fit; the online variant walks the row in chunks twice
 (pass 1: running max and sum, pass 2: normalize and write), so 64k columns work at the price of
 a second read.
 
@@ -107,7 +107,7 @@ def softmax_eager(x):
 
 
 # ---- The book's CUDA kernel, loaded into PyTorch ------------------------------------------
-# softmax_fused from kernels/softmax.cu, compiled with its launcher by load_inline (book_cuda.py
+# softmax_fused from kernels/rowwise/softmax.cu, compiled with its launcher by load_inline (book_cuda.py
 # falls back to nvcc + ctypes without ninja). The kernel assumes 256 threads, cols divisible by
 # 4 and at most 4 * 8 * 256 = 8192 (a row in registers).
 
@@ -138,11 +138,11 @@ def load_cuda_softmax():
     """softmax_fused as a function of a tensor, and the route it was built by."""
     try:
         return book_cuda.load_inline_ext(
-            "hdlc_lab_softmax_fused", "softmax.cu", CUDA_LAUNCHER,
+            "hdlc_lab_softmax_fused", "rowwise/softmax.cu", CUDA_LAUNCHER,
             "torch::Tensor softmax_fused_launch(torch::Tensor x);", "softmax_fused_launch"), "load_inline"
     except Exception as e:
         labkit.log(f"load_inline failed ({type(e).__name__}: {e}); trying nvcc + ctypes")
-    lib = book_cuda.nvcc_library("softmax.cu", C_LAUNCHER)
+    lib = book_cuda.nvcc_library("rowwise/softmax.cu", C_LAUNCHER)
     lib.softmax_fused_c.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
                                     ctypes.c_void_p]
 

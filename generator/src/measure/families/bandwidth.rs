@@ -4,12 +4,52 @@
 
 use super::super::gpu::{Arg, Launch};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
+use super::super::kernels::kernel_file;
 use super::super::plan::Item;
+use super::super::plan::{ladder, params, MEMCPY, N_1GIB, V};
 use super::super::reference::{rel_error_f32, rel_error_fn};
 use super::super::results::{FailStage, Timing};
+use super::Family;
 use super::{blocks, shared_input};
 
-const FILE: &str = "bandwidth.cu";
+pub(crate) const FAMILY: Family = Family {
+    name: "bandwidth",
+    sources: &[kernel_file!("memory/bandwidth.cu")],
+    items,
+    work,
+    cublas: &[],
+    measure,
+};
+const FILE: &str = FAMILY.sources[0].path;
+
+/// Copies from one float per thread to four float4s in flight, and a vector add, over 1 GiB.
+pub fn items() -> Vec<Item> {
+    ladder(
+        "bandwidth",
+        FILE,
+        &[
+            V("copy_naive", "copy, one element per thread"),
+            V("copy_grid_stride", "copy, grid-stride loop"),
+            V("copy_vec4", "copy, float4 per thread"),
+            V("copy_vec4_ilp", "copy, 4 × float4 in flight per thread"),
+            V("vector_add_naive", "vector add c = a + b, one element per thread"),
+            V("vector_add_vec4", "vector add c = a + b, float4"),
+        ],
+        &params(&[("n", N_1GIB)]),
+        MEMCPY,
+    )
+}
+
+/// A copy reads and writes 4 bytes per element; a vector add reads two and writes one, and
+/// does one addition.
+pub fn work(item: &Item) -> (f64, f64) {
+    let n = item.p("n") as f64;
+    if item.variant.starts_with("vector_add") {
+        (n, 12.0 * n)
+    } else {
+        (0.0, 8.0 * n)
+    }
+}
 
 pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let n = item.p("n");
@@ -35,7 +75,6 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         };
         return check_and_time(
             gpu,
-            item,
             1e-6,
             &[&out],
             &mut || {
@@ -70,7 +109,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         Some(k) => gpu.launch(k, cfg, &[Arg::Buf(a), Arg::Buf(&out), Arg::U64(count)]),
     };
     // A copy must be exact.
-    check_and_time(gpu, item, 0.0, &[&out], &mut run, &mut || {
+    check_and_time(gpu, 0.0, &[&out], &mut run, &mut || {
         let o = gpu.download_f32(&out, n as usize)?;
         Ok(rel_error_f32(&o, a_host))
     })

@@ -10,17 +10,95 @@
 
 use super::super::gpu::{Arg, DevBuf, Dtype, RowMajorGemm};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
+use super::super::kernels::{kernel_file, KernelFile};
 use super::super::plan::Item;
+use super::super::plan::{ladder, params, V};
 use super::super::quant::{quantize_rows_par, Format, Quantized};
 use super::super::reference::{mix, par_chunks_mut, random_bf16, rel_error};
 use super::super::results::{FailStage, Timing};
 use super::qgemv_layout::{repack_int4_fast, repack_int4_mma, repack_int8_fast};
+use super::Family;
 use super::{blocks, memcpy_baseline_bytes};
 use std::rc::Rc;
 
-const FILE: &str = "quant_gemv.cu";
+pub(crate) const FAMILY: Family = Family {
+    name: "quant_gemv",
+    sources: SOURCES,
+    items,
+    work,
+    cublas: &["cublas"],
+    measure,
+};
+const SOURCES: &[KernelFile] = &[
+    kernel_file!("inference/quant_gemv.cu"),
+    kernel_file!("inference/quant_gemv_mma.cu"),
+];
+const FILE: &str = SOURCES[0].path;
+
+/// The 28672 × 8192 weight (Llama 3 70B's fused gate/up projection shape, N × K).
+pub const QGEMV_N: u64 = 28672;
+pub const QGEMV_K: u64 = 8192;
+pub const QGEMV_BATCH: &[u64] = &[1, 4, 16, 64];
+
+/// The memcpy of the BF16 weight once, then the weight formats against cuBLAS at each batch.
+pub fn items() -> Vec<Item> {
+    let memcpy_label = "device memcpy of the BF16 weight (cuMemcpyDtoD)";
+    let mut out = ladder(
+        "quant_gemv",
+        FILE,
+        &[],
+        &params(&[("batch", 0), ("n", QGEMV_N), ("k", QGEMV_K)]),
+        ("memcpy", memcpy_label),
+    );
+    for &batch in QGEMV_BATCH {
+        out.extend(ladder(
+            "quant_gemv",
+            FILE,
+            &[
+                V("bf16", "BF16 weight (the book's GEMV)"),
+                V("int8", "int8 weight, per-channel scale"),
+                V(
+                    "int8_fast",
+                    "int8 (per channel), reordered codes, coalesced X, 4 rows per warp",
+                ),
+                V("int4", "int4 weight, group-wise scale (g = 128)"),
+                V(
+                    "int4_fast",
+                    "int4 (g = 128), reordered codes, coalesced X, 4 rows per warp",
+                ),
+                V("fp8", "FP8 E4M3 weight, per-channel scale"),
+                V(
+                    "int4_mma",
+                    "int4 (g = 128) on tensor cores: LOP3 dequant into mma.sync fragments",
+                ),
+            ],
+            &params(&[("batch", batch), ("n", QGEMV_N), ("k", QGEMV_K)]),
+            ("cublas", "cuBLAS gemm_ex (BF16, FP32 accumulate)"),
+        ));
+    }
+    for i in out.iter_mut().filter(|i| i.variant == "int4_mma") {
+        i.source_file = Some(FILE_MMA);
+    }
+    out
+}
+
+/// 2·M·N·K FLOPs; X (BF16), Y (FP32) and the weight in its stored format (codes and scales).
+/// The memcpy baseline copies the BF16 weight.
+pub fn work(item: &Item) -> (f64, f64) {
+    let f = |k: &str| item.p(k) as f64;
+    let (m, n, k) = (f("batch"), f("n"), f("k"));
+    if item.variant == "memcpy" {
+        return (0.0, 2.0 * n * k * 2.0);
+    }
+    let w = match item.variant {
+        "int8" | "int8_fast" | "fp8" => n * k + 4.0 * n,
+        "int4" | "int4_fast" | "int4_mma" => n * k / 2.0 + 4.0 * n * k / 128.0,
+        _ => 2.0 * n * k,
+    };
+    (2.0 * m * n * k, w + 2.0 * m * k + 4.0 * m * n)
+}
 /// The tensor-core rung (`int4_mma`).
-const FILE_MMA: &str = "quant_gemv_mma.cu";
+const FILE_MMA: &str = SOURCES[1].path;
 const TOL: f64 = 1e-3;
 const SAMPLE_ROWS: usize = 256;
 /// Output rows per warp in quant_gemv.cu (`R`).
@@ -129,7 +207,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let seed = ctx.seed(item);
     let gpu = ctx.gpu;
     if item.variant == "memcpy" {
-        return memcpy_baseline_bytes(gpu, item, n * k * 2, seed); // the BF16 weight
+        return memcpy_baseline_bytes(gpu, n * k * 2, seed); // the BF16 weight
     }
     let key = format!("n{n} k{k}");
     let host = ctx.shared("qgemv_w_host", &key, |_, seed| {
@@ -177,7 +255,6 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         gpu.upload_u16(&x, &xb)?;
         return check_and_time(
             gpu,
-            item,
             TOL,
             &[&y],
             &mut || {
@@ -229,7 +306,6 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let mut vs_bf16 = 0.0;
     let mut t = check_and_time(
         gpu,
-        item,
         TOL,
         &[&y],
         &mut || {
@@ -274,11 +350,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn quantized_weights_count_fewer_bytes() {
+        let items = items();
+        let at = |v: &str| {
+            work(
+                items
+                    .iter()
+                    .find(|i| i.variant == v && i.p("batch") == 1)
+                    .unwrap(),
+            )
+        };
+        let (bf, i8, i4, f8) = (at("bf16").1, at("int8").1, at("int4").1, at("fp8").1);
+        assert!(i4 < i8 && i8 == f8 && i8 < bf);
+        // int4 + group scales: a little over a quarter of BF16's weight bytes.
+        let ratio = i4 / bf;
+        assert!(ratio > 0.25 && ratio < 0.28, "{ratio}");
+        assert_eq!(items.iter().filter(|i| i.variant == "memcpy").count(), 1);
+    }
+
+    #[test]
     fn rows_per_warp_matches_the_kernel() {
-        let src = crate::measure::kernel_source("quant_gemv.cu").unwrap();
+        let src = crate::measure::families::source(FILE).unwrap().text;
         assert!(src.contains(&format!("#define R {ROWS_PER_WARP}\n")));
         assert!(src.contains(&format!("#define RF {ROWS_PER_WARP_FAST}\n")));
-        let mma = crate::measure::kernel_source(FILE_MMA).unwrap();
+        let mma = crate::measure::families::source(FILE_MMA).unwrap().text;
         assert!(mma.contains(&format!("#define MMA_ROWS {MMA_ROWS_PER_BLOCK}\n")));
         assert!(mma.contains(&format!("#define MMA_S {MMA_WARPS}\n")));
         assert!(mma.contains("#define MMA_TW 1\n") && mma.contains("#define MMA_U 1\n"));

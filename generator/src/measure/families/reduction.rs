@@ -5,12 +5,53 @@
 
 use super::super::gpu::{Arg, Launch};
 use super::super::harness::{check_and_time, Ctx, Res};
+use super::super::kernels::kernel_file;
 use super::super::plan::Item;
+use super::super::plan::{ladder, params, MEMCPY, N_1GIB, V};
 use super::super::reference::sum_f64;
 use super::super::results::Timing;
+use super::Family;
 use super::{blocks, memcpy_baseline, shared_input};
 
-const FILE: &str = "reduction.cu";
+pub(crate) const FAMILY: Family = Family {
+    name: "reduction",
+    sources: &[kernel_file!("memory/reduction.cu")],
+    items,
+    work,
+    cublas: &[],
+    measure,
+};
+const FILE: &str = FAMILY.sources[0].path;
+
+/// Sums of 1 GiB of floats, from atomics to float4 loads with warp shuffles.
+pub fn items() -> Vec<Item> {
+    ladder(
+        "reduction",
+        FILE,
+        &[
+            V(
+                "reduce_atomic",
+                "atomicAdd per element into a shared float, per block",
+            ),
+            V("reduce_shared_tree", "shared-memory tree"),
+            V("reduce_warp_shuffle", "warp shuffles"),
+            V("reduce_vec4", "float4, many elements per thread + shuffles"),
+        ],
+        &params(&[("n", N_1GIB)]),
+        MEMCPY,
+    )
+}
+
+/// One addition and 4 bytes read per element; the memcpy baseline copies the input (read +
+/// write).
+pub fn work(item: &Item) -> (f64, f64) {
+    let n = item.p("n") as f64;
+    if item.variant == MEMCPY.0 {
+        (0.0, 8.0 * n)
+    } else {
+        (n, 4.0 * n)
+    }
+}
 
 pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let n = item.p("n");
@@ -21,7 +62,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let (x, input) = (&shared.host, &shared.dev);
 
     if item.baseline {
-        return memcpy_baseline(gpu, item, input, x);
+        return memcpy_baseline(gpu, input, x);
     }
 
     let k1 = ctx.kernel(FILE, item.variant)?;
@@ -39,7 +80,6 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let reference = sum_f64(x);
     check_and_time(
         gpu,
-        item,
         1e-4,
         &[&out, &partials],
         &mut || {

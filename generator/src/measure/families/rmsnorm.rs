@@ -7,16 +7,79 @@
 
 use super::super::gpu::{Arg, Launch};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
+use super::super::kernels::kernel_file;
 use super::super::plan::Item;
+use super::super::plan::{ladder, params, MEMCPY, V};
 use super::super::reference::{
     random_vec, rel_error, rel_error_fn, rmsnorm_bwd_dw_f64, rmsnorm_bwd_dx_at, rmsnorm_bwd_row_stats,
     rmsnorm_row_scale,
 };
 use super::super::results::{FailStage, Timing};
+use super::row_sweep::with_sweep;
 use super::rows::{row_split, RowSplit};
+use super::Family;
 use super::{blocks, memcpy_baseline, random_input, shared_input};
 
-const FILE: &str = "rmsnorm.cu";
+pub(crate) const FAMILY: Family = Family {
+    name: "rmsnorm",
+    sources: &[kernel_file!("rowwise/rmsnorm.cu")],
+    items,
+    work,
+    cublas: &[],
+    measure,
+};
+const FILE: &str = FAMILY.sources[0].path;
+
+/// Forward and backward at 32768 × 4096, then the one-pass forward kernels swept from 1k to 64k
+/// columns.
+pub fn items() -> Vec<Item> {
+    with_sweep(
+        ladder(
+            "rmsnorm",
+            FILE,
+            &[
+                V("rmsnorm_naive", "one thread per row"),
+                V(
+                    "rmsnorm_block_vec4",
+                    "one block per row, float4, row in registers",
+                ),
+                V(
+                    "rmsnorm_adaptive",
+                    "a warp per short row, a block cluster per long row",
+                ),
+                V(
+                    "rmsnorm_bwd_atomic",
+                    "backward (dx, dw): dw by atomicAdd per element",
+                ),
+                V(
+                    "rmsnorm_bwd",
+                    "backward (dx, dw): per-block dw partials + reduce kernel",
+                ),
+            ],
+            &params(&[("rows", 32768), ("cols", 4096)]),
+            MEMCPY,
+        ),
+        &["rmsnorm_block_vec4", "rmsnorm_adaptive"],
+        "rmsnorm_block_vec4",
+        8192,
+        "unsupported: rmsnorm_block_vec4 holds a row in one block's registers, at most 8192 \
+         floats",
+    )
+}
+
+/// Forward: 4 operations per element (square, add, two multiplies), x read and y written, w
+/// read. Backward: read x and dy, write dx (12 bytes per element), read w and write dw; 9
+/// operations per element (w·dy, ·x and add; s·g, k·x, subtract; dy·x·s and add).
+pub fn work(item: &Item) -> (f64, f64) {
+    let (r, c) = (item.p("rows") as f64, item.p("cols") as f64);
+    if item.variant == MEMCPY.0 {
+        (0.0, 8.0 * r * c)
+    } else if item.variant.starts_with("rmsnorm_bwd") {
+        (9.0 * r * c, 12.0 * r * c + 8.0 * c)
+    } else {
+        (4.0 * r * c, 8.0 * r * c + 4.0 * c)
+    }
+}
 const EPS: f32 = 1e-6;
 /// dw sums 32768 rows in FP32 (atomics in any order): looser than the forward pass's 1e-5.
 const BWD_TOL: f64 = 1e-4;
@@ -31,7 +94,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let shared = shared_input(ctx, "rmsnorm_input", item, rows * cols, (-1.0, 1.0))?;
     let (x, input) = (&shared.host, &shared.dev);
     if item.baseline {
-        return memcpy_baseline(gpu, item, input, x);
+        return memcpy_baseline(gpu, input, x);
     }
     let out = gpu.alloc_f32(rows * cols)?;
 
@@ -62,7 +125,6 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let scale: &[f64] = &scale_rc;
     check_and_time(
         gpu,
-        item,
         1e-5,
         &[&out],
         &mut || {
@@ -160,17 +222,10 @@ fn measure_bwd(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             }
         }
     };
-    check_and_time(
-        gpu,
-        item,
-        BWD_TOL,
-        &[&dx_buf, &dw, &partial],
-        &mut run,
-        &mut || {
-            let dx = gpu.download_f32(&dx_buf, rows * cols)?;
-            let dx_rel = rel_error_fn(&dx, |i| rmsnorm_bwd_dx_at(&x, &w_host, &dy, &stats, cols, i));
-            let dw_rel = rel_error(&gpu.download_f32(&dw, cols)?, &dw_ref);
-            Ok(dx_rel.max(dw_rel))
-        },
-    )
+    check_and_time(gpu, BWD_TOL, &[&dx_buf, &dw, &partial], &mut run, &mut || {
+        let dx = gpu.download_f32(&dx_buf, rows * cols)?;
+        let dx_rel = rel_error_fn(&dx, |i| rmsnorm_bwd_dx_at(&x, &w_host, &dy, &stats, cols, i));
+        let dw_rel = rel_error(&gpu.download_f32(&dw, cols)?, &dw_ref);
+        Ok(dx_rel.max(dw_rel))
+    })
 }

@@ -6,13 +6,61 @@
 
 use super::super::gpu::{Arg, Launch};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
+use super::super::kernels::kernel_file;
 use super::super::plan::Item;
+use super::super::plan::{ladder, params, MEMCPY, V};
 use super::super::reference::{rel_error_fn, softmax_at, softmax_row_stats};
 use super::super::results::{FailStage, Timing};
+use super::row_sweep::with_sweep;
 use super::rows::{row_split, RowSplit};
+use super::Family;
 use super::{memcpy_baseline, shared_input};
 
-const FILE: &str = "softmax.cu";
+pub(crate) const FAMILY: Family = Family {
+    name: "softmax",
+    sources: &[kernel_file!("rowwise/softmax.cu")],
+    items,
+    work,
+    cublas: &[],
+    measure,
+};
+const FILE: &str = FAMILY.sources[0].path;
+
+/// The ladder at 32768 × 4096, then the one-pass kernels swept from 1k to 64k columns.
+pub fn items() -> Vec<Item> {
+    with_sweep(
+        ladder(
+            "softmax",
+            FILE,
+            &[
+                V("softmax_three_pass", "three passes (max, sum, normalize)"),
+                V("softmax_online", "online softmax, two passes"),
+                V("softmax_fused", "one pass, row in registers (float4)"),
+                V(
+                    "softmax_adaptive",
+                    "one pass: a warp per short row, a block cluster per long row",
+                ),
+            ],
+            &params(&[("rows", 32768), ("cols", 4096)]),
+            MEMCPY,
+        ),
+        &["softmax_fused", "softmax_adaptive"],
+        "softmax_fused",
+        8192,
+        "unsupported: softmax_fused holds a row in one block's registers, at most 8192 floats",
+    )
+}
+
+/// 5 operations per element (max, subtract, exp, add, scale) — a convention, stated so figures
+/// can say so; the row read once and written once.
+pub fn work(item: &Item) -> (f64, f64) {
+    let e = item.p("rows") as f64 * item.p("cols") as f64;
+    if item.variant == MEMCPY.0 {
+        (0.0, 8.0 * e)
+    } else {
+        (5.0 * e, 8.0 * e)
+    }
+}
 
 pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let (rows, cols) = (item.p("rows") as usize, item.p("cols") as usize);
@@ -21,7 +69,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let shared = shared_input(ctx, "softmax_input", item, rows * cols, (-8.0, 8.0))?;
     let (x, input) = (&shared.host, &shared.dev);
     if item.baseline {
-        return memcpy_baseline(gpu, item, input, x);
+        return memcpy_baseline(gpu, input, x);
     }
     let out = gpu.alloc_f32(rows * cols)?;
 
@@ -46,7 +94,6 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             );
             check_and_time(
                 gpu,
-                item,
                 tol,
                 &[&out, &row_max, &row_sum],
                 &mut || {
@@ -83,7 +130,6 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             );
             check_and_time(
                 gpu,
-                item,
                 tol,
                 &[&out, &row_max, &row_sum],
                 &mut || {
@@ -123,14 +169,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                 args.push(Arg::I32(rows as i32));
             }
             args.push(c_arg(cols));
-            check_and_time(
-                gpu,
-                item,
-                tol,
-                &[&out],
-                &mut || gpu.launch(&k, cfg, &args),
-                &mut check,
-            )
+            check_and_time(gpu, tol, &[&out], &mut || gpu.launch(&k, cfg, &args), &mut check)
         }
         _ => {
             let k = ctx.kernel(FILE, item.variant)?;
@@ -142,7 +181,6 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             }
             check_and_time(
                 gpu,
-                item,
                 tol,
                 &[&out],
                 &mut || gpu.launch(&k, per_row, &[Arg::Buf(input), Arg::Buf(&out), c_arg(cols)]),

@@ -9,12 +9,80 @@
 
 use super::super::gpu::{Arg, DevBuf, Gpu, Launch};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
+use super::super::kernels::kernel_file;
 use super::super::plan::Item;
+use super::super::plan::{ladder, params, V};
 use super::super::reference::{mix, par_chunks_mut, random_vec, rel_error};
 use super::super::results::{FailStage, Timing};
+use super::Family;
 use super::{blocks, memcpy_baseline_bytes};
 
-const FILE: &str = "ssm_scan.cu";
+pub(crate) const FAMILY: Family = Family {
+    name: "ssm_scan",
+    sources: &[kernel_file!("inference/ssm_scan.cu")],
+    items,
+    work,
+    cublas: &[],
+    measure,
+};
+const FILE: &str = FAMILY.sources[0].path;
+
+/// D = 5120 channels (Mamba 2.8B's inner width), state 16.
+pub const SSM_D: u64 = 5120;
+pub const SSM_N: u64 = 16;
+pub const SSM_DECODE_BATCH: &[u64] = &[1, 8, 32, 64];
+pub const SSM_PREFILL_L: &[u64] = &[512, 2048, 8192, 32768];
+
+/// One decode step at each batch (against a memcpy of the state), and prefill scans of growing
+/// length (against a memcpy of x).
+pub fn items() -> Vec<Item> {
+    let mut out = Vec::new();
+    for &b in SSM_DECODE_BATCH {
+        out.extend(ladder(
+            "ssm_scan",
+            FILE,
+            &[V("decode_step", "decode step: one token, state read and written")],
+            &params(&[("b", b), ("d", SSM_D), ("n", SSM_N), ("l", 1)]),
+            ("memcpy", "device memcpy of the state (cuMemcpyDtoD)"),
+        ));
+    }
+    for &l in SSM_PREFILL_L {
+        out.extend(ladder(
+            "ssm_scan",
+            FILE,
+            &[
+                V(
+                    "scan_sequential",
+                    "prefill: one thread per channel over all tokens",
+                ),
+                V(
+                    "scan_chunked",
+                    "prefill: chunks of 128 tokens scanned in parallel, states carried",
+                ),
+            ],
+            &params(&[("b", 1), ("d", SSM_D), ("n", SSM_N), ("l", l)]),
+            ("memcpy", "device memcpy of x (cuMemcpyDtoD)"),
+        ));
+    }
+    out
+}
+
+/// Per token, channel and state element 7 FLOPs (Δ·A, exp, ·h, Δ·B·x as 2, C·h as 2), plus 2
+/// per token and channel (the skip term) — a convention, stated for figures. Bytes (FP32): x, Δ,
+/// y per token and channel; B, C per token; A, Dskip; the state (read and written by a decode
+/// step, written by a prefill that starts from zero).
+pub fn work(item: &Item) -> (f64, f64) {
+    let f = |k: &str| item.p(k) as f64;
+    let (b, d, n, l) = (f("b"), f("d"), f("n"), f("l"));
+    let state = b * d * n * 4.0;
+    if item.variant == "memcpy" {
+        return (0.0, 2.0 * if l == 1.0 { state } else { 4.0 * b * l * d });
+    }
+    let flops = b * l * d * (7.0 * n + 2.0);
+    let io = 4.0 * (3.0 * b * l * d + 2.0 * b * l * n + d * n + d);
+    let st = if l == 1.0 { 2.0 * state } else { state };
+    (flops, io + st)
+}
 const TOL: f64 = 1e-3;
 pub const N: usize = 16;
 /// Tokens per chunk of scan_chunked.
@@ -140,7 +208,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     if item.baseline {
         // The decode step's main traffic is the state, prefill's is x (and Δ, y alike).
         let floats = if l == 1 { b * d * N } else { b * l * d };
-        return memcpy_baseline_bytes(gpu, item, floats * 4, seed);
+        return memcpy_baseline_bytes(gpu, floats * 4, seed);
     }
     let inp = Inputs::random(b, l, d, seed, l == 1);
     let (x, dt, a, bm, cm, ds) = (
@@ -221,7 +289,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
             ))
         }
     };
-    check_and_time(gpu, item, TOL, &[&y], &mut *run, &mut || {
+    check_and_time(gpu, TOL, &[&y], &mut *run, &mut || {
         let out = gpu.download_f32(&y, b * l * d)?;
         let state = gpu.download_f32(&h, b * d * N)?;
         Ok(inp.checked_rel(&out, &state, seed))
@@ -231,6 +299,13 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ssm_prefill_lengths_divide_into_chunks() {
+        for i in items() {
+            assert!(i.p("l") == 1 || i.p("l") % 128 == 0);
+        }
+    }
 
     /// The chunked algorithm of the kernels (local scans from zero, carried states, the
     /// correction C·exp(A·ΣΔ)·h_in), run on the CPU, equals the sequential scan.

@@ -1,6 +1,6 @@
 //! tc_gemm: C = A·B on the tensor cores — BF16 inputs, FP32 accumulate, FP32 output — at square
 //! sizes, against cuBLAS gemm_ex (BF16 in, CUBLAS_COMPUTE_32F, FP32 out) in the same run. B is
-//! handed to every variant as Bᵀ (N × K row-major, K contiguous; see kernels/tc_gemm.cu). Rungs
+//! handed to every variant as Bᵀ (N × K row-major, K contiguous; see kernels/gemm/tc_gemm.cu). Rungs
 //! 1-4 live in tc_gemm.cu; the persistent rung 5 and the stream-K rung 6 name their own files in
 //! the plan.
 //!
@@ -12,11 +12,92 @@
 
 use super::super::gpu::{Arg, DevBuf, Dtype, Gpu, Launch, RowMajorGemm};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
+use super::super::kernels::{kernel_file, KernelFile};
 use super::super::plan::Item;
+use super::super::plan::{ladder, params, run_last, V};
 use super::super::reference::{random_bf16, rel_error, rel_error_f32, sampled_entries_rel};
 use super::super::results::{FailStage, Timing};
+use super::Family;
 
-const FILE: &str = "tc_gemm.cu";
+pub(crate) const FAMILY: Family = Family {
+    name: "tc_gemm",
+    sources: SOURCES,
+    items,
+    work,
+    cublas: &["cublas"],
+    measure,
+};
+/// Rungs 1-4, then the persistent rung 5 and the stream-K rung 6 in files of their own, so the
+/// shipped results of the rungs before them stay valid (the tp_gemm family runs them too).
+pub(crate) const SOURCES: &[KernelFile] = &[
+    kernel_file!("gemm/tc_gemm.cu", arch_specific),
+    kernel_file!("gemm/tc_gemm_persistent.cu", arch_specific),
+    kernel_file!("gemm/tc_gemm_streamk.cu", arch_specific),
+];
+const FILE: &str = SOURCES[0].path;
+
+/// Square tensor-core GEMM sizes (multiples of 256: the WGMMA rung's block tile is 128 × 256).
+pub const TC_GEMM_SIZES: &[u64] = &[2048, 4096, 8192];
+
+/// The persistent tensor-core GEMM rung (tc_gemm and tp_gemm ladders), after tc_wgmma.
+pub(crate) const TC_PERSISTENT: V = V(
+    "tc_wgmma_persistent",
+    "persistent blocks, TMA-store epilogue overlapped with the next tile",
+);
+/// The stream-K rung (tc_gemm and tp_gemm ladders), after the persistent one.
+pub(crate) const TC_STREAMK: V = V(
+    "tc_wgmma_streamk",
+    "stream-K: the last round's tiles split along K over every SM",
+);
+/// The cuBLAS baseline of both GEMM families.
+pub(crate) const CUBLAS: (&str, &str) = ("cublas", "cuBLAS gemm_ex (BF16, FP32 accumulate)");
+/// The rungs built from the most intricate machinery (TMA and mbarriers, hand-laid fragments):
+/// run after every other number is safe (see `plan::run_last`).
+pub(crate) const RUN_LAST: &[&str] = &["tc_wgmma", TC_PERSISTENT.0, TC_STREAMK.0];
+
+/// Point the persistent and stream-K rungs at their own files.
+pub(crate) fn own_files(mut item: Item) -> Item {
+    if item.variant == TC_PERSISTENT.0 {
+        item.source_file = Some(SOURCES[1].path);
+    } else if item.variant == TC_STREAMK.0 {
+        item.source_file = Some(SOURCES[2].path);
+    }
+    item
+}
+
+/// The six-rung ladder from WMMA to stream-K at each square size.
+pub fn items() -> Vec<Item> {
+    let all = TC_GEMM_SIZES
+        .iter()
+        .flat_map(|&s| {
+            ladder(
+                "tc_gemm",
+                FILE,
+                &[
+                    V("tc_wmma", "WMMA 16×16×16 from global memory"),
+                    V("tc_smem_cpasync", "shared-memory tiles, cp.async double buffer"),
+                    V(
+                        "tc_mma_pipeline",
+                        "mma.sync + ldmatrix, 3-stage cp.async pipeline",
+                    ),
+                    V("tc_wgmma", "Hopper WGMMA + TMA, warp-specialized"),
+                    TC_PERSISTENT,
+                    TC_STREAMK,
+                ],
+                &params(&[("m", s), ("n", s), ("k", s)]),
+                CUBLAS,
+            )
+        })
+        .map(own_files)
+        .collect();
+    run_last(all, RUN_LAST)
+}
+
+/// 2·m·n·k FLOPs; BF16 A and B read once, FP32 C written once.
+pub fn work(item: &Item) -> (f64, f64) {
+    let (m, n, k) = (item.p("m") as f64, item.p("n") as f64, item.p("k") as f64);
+    (2.0 * m * n * k, 2.0 * (m * k + k * n) + 4.0 * m * n)
+}
 const TOL: f64 = 1e-3;
 
 /// Dynamic shared memory of tc_mma_pipeline: 3 stages × (128 + 128) rows × (64 + 8) BF16.
@@ -172,7 +253,6 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         }
         return check_and_time(
             gpu,
-            item,
             TOL,
             &[&c],
             &mut || cublas(gpu, m, n, k, a, bt, &c),
@@ -303,7 +383,6 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     };
     let mut t = check_and_time(
         gpu,
-        item,
         TOL,
         &[&c],
         &mut || gpu.launch(&kern, cfg, &args),

@@ -5,12 +5,46 @@
 
 use super::super::gpu::{Arg, Launch};
 use super::super::harness::{check_and_time, Ctx, Res};
+use super::super::kernels::kernel_file;
 use super::super::plan::Item;
+use super::super::plan::{ladder, params, MEMCPY, V};
 use super::super::reference::{par_sum_triple, rel_error_f32};
 use super::super::results::Timing;
 use super::shared_input;
+use super::Family;
 
-const FILE: &str = "transpose.cu";
+pub(crate) const FAMILY: Family = Family {
+    name: "transpose",
+    sources: &[kernel_file!("memory/transpose.cu")],
+    items,
+    work,
+    cublas: &[],
+    measure,
+};
+const FILE: &str = FAMILY.sources[0].path;
+
+/// Naive, tiled and padded transposes of a 16384 × 16384 matrix.
+pub fn items() -> Vec<Item> {
+    ladder(
+        "transpose",
+        FILE,
+        &[
+            V("transpose_naive", "naive (strided writes)"),
+            V("transpose_tiled", "shared-memory tile 32 × 32"),
+            V(
+                "transpose_padded",
+                "shared-memory tile, +1 padding (no bank conflicts)",
+            ),
+        ],
+        &params(&[("rows", 16384), ("cols", 16384)]),
+        MEMCPY,
+    )
+}
+
+/// Every element read once and written once, no arithmetic (the memcpy baseline likewise).
+pub fn work(item: &Item) -> (f64, f64) {
+    (0.0, 8.0 * item.p("rows") as f64 * item.p("cols") as f64)
+}
 
 pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let (rows, cols) = (item.p("rows") as usize, item.p("cols") as usize);
@@ -35,7 +69,7 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         ),
     };
     let baseline = item.baseline;
-    check_and_time(gpu, item, 0.0, &[&out], &mut run, &mut || {
+    check_and_time(gpu, 0.0, &[&out], &mut run, &mut || {
         let o = gpu.download_f32(&out, rows * cols)?;
         Ok(if baseline {
             rel_error_f32(&o, x)

@@ -4,8 +4,9 @@
 //! Why follow imports: a lab is usually a short script over a shared module (the model, a data
 //! pipeline). Editing `model.py` changes every number measured through it, so the model must be
 //! part of each such lab's cache key, or a rebuild would keep showing numbers of code that no
-//! longer exists. The scan is textual (`import x` / `from x import …`, and `"name.cu"`
-//! strings) and errs on the side of including too much, which only costs a re-measurement.
+//! longer exists. The scan is textual (`import x` / `from x import …`, and `"area/name.cu"`
+//! strings naming a file under kernels/, with the `kernels/common/` headers that file includes)
+//! and errs on the side of including too much, which only costs a re-measurement.
 
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
@@ -37,7 +38,9 @@ pub fn imported_modules(source: &str) -> Vec<String> {
     out
 }
 
-/// File names ending in `.cu` that appear in the source (e.g. `"rmsnorm.cu"`).
+/// Paths ending in `.cu` that appear in the source, relative to kernels/ (e.g.
+/// `"rowwise/rmsnorm.cu"`, also when written `kernels/rowwise/rmsnorm.cu`; a bare name is kept
+/// as written).
 pub fn cuda_files(source: &str) -> Vec<String> {
     let mut out = Vec::new();
     for (at, _) in source.match_indices(".cu") {
@@ -48,16 +51,30 @@ pub fn cuda_files(source: &str) -> Vec<String> {
         let name: String = source[..at]
             .chars()
             .rev()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '/')
             .collect::<Vec<_>>()
             .into_iter()
             .rev()
             .collect();
+        // "kernels/rowwise/rmsnorm.cu" in a docstring names the same file as "rowwise/rmsnorm.cu".
+        let name = name.trim_start_matches('/');
+        let name = name.strip_prefix("kernels/").unwrap_or(name);
         if !name.is_empty() {
             out.push(format!("{name}.cu"));
         }
     }
     out
+}
+
+/// The `kernels/common/` headers a kernel file includes (`#include "name.cuh"`), that exist.
+fn included_headers(root: &Path, cu: &Path) -> Vec<PathBuf> {
+    let text = std::fs::read_to_string(cu).unwrap_or_default();
+    text.lines()
+        .filter(|l| l.trim_start().starts_with("#include"))
+        .filter_map(|l| l.split('"').nth(1))
+        .map(|name| root.join("kernels").join("common").join(name))
+        .filter(|p| p.is_file())
+        .collect()
 }
 
 /// Every file the lab depends on (the lab first, then the rest sorted), relative to `root`.
@@ -86,7 +103,8 @@ pub fn dependencies(root: &Path, lab: &Path) -> Vec<PathBuf> {
         }
         for f in cuda_files(&text) {
             let p = root.join("kernels").join(&f);
-            if p.is_file() {
+            if f.split('/').all(|part| part != "..") && p.is_file() {
+                cu.extend(included_headers(root, &p));
                 cu.insert(p);
             }
         }
@@ -118,8 +136,47 @@ mod tests {
 
     #[test]
     fn finds_imports_and_cuda_files() {
-        let src = "import os, sys\nfrom model import Config\n    import labkit as lk\nx = \"rmsnorm.cu\"\ny = 'a.cuh'\n";
+        let src = "import os, sys\nfrom model import Config\n    import labkit as lk\nx = \"rmsnorm.cu\"\ny = 'a.cuh'\nz = KERNELS / \"rowwise/softmax.cu\"\n";
         assert_eq!(imported_modules(src), ["os", "sys", "model", "labkit"]);
-        assert_eq!(cuda_files(src), ["rmsnorm.cu"]);
+        assert_eq!(cuda_files(src), ["rmsnorm.cu", "rowwise/softmax.cu"]);
+    }
+
+    /// The labs that load the book's CUDA files name them by their area path, and those files
+    /// (with the headers they include) join the lab's dependencies: a moved or missing kernel
+    /// file would otherwise drop out of the key silently, and the lab would fail only on a GPU.
+    #[test]
+    fn real_labs_depend_on_their_kernel_files_and_headers() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let labs = root.join("kernels/labs");
+        let mut loaders = 0;
+        for dir in ["pytorch", "triton"] {
+            for e in std::fs::read_dir(labs.join(dir)).unwrap().flatten() {
+                let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+                for f in cuda_files(&text).into_iter().filter(|f| f.contains('/')) {
+                    assert!(
+                        root.join("kernels").join(&f).is_file(),
+                        "{}: {f}",
+                        e.path().display()
+                    );
+                    loaders += 1;
+                }
+            }
+        }
+        assert!(loaders >= 5, "labs loading book kernels: {loaders}");
+        let deps = dependencies(&root, &labs.join("pytorch/rmsnorm.py"));
+        let names: Vec<String> = deps
+            .iter()
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .collect();
+        assert!(
+            names.iter().any(|n| n.ends_with("kernels/rowwise/rmsnorm.cu")),
+            "{names:?}"
+        );
+        assert!(
+            names
+                .iter()
+                .any(|n| n.ends_with("kernels/common/cluster_sync.cuh")),
+            "{names:?}"
+        );
     }
 }

@@ -337,16 +337,14 @@ pub(super) fn planned_for(
         return (Vec::new(), 0);
     }
     let mut diags = crate::diag::Diagnostics::new();
-    let all = load_manifests(&opts.root, super::plan::FAMILIES, &mut diags);
+    let all = load_manifests(&opts.root, &super::families(), &mut diags);
     for d in diags.iter() {
         notes.push(d.to_string());
     }
     let chosen: Vec<manifest::Lab> = all.into_iter().filter(|l| opts.labs.picks(l)).collect();
     if let super::LabSelection::Only(names) = &opts.labs {
         for n in names {
-            if !chosen.iter().any(|l| &l.id == n || &l.family == n)
-                && !super::plan::FAMILIES.contains(&n.as_str())
-            {
+            if !chosen.iter().any(|l| &l.id == n || &l.family == n) && super::families::family(n).is_none() {
                 notes.push(format!("no lab or family named `{n}`"));
             }
         }

@@ -1,14 +1,15 @@
-//! decode_attention's v2 rungs (`split_kv_v2`, `paged_v2`; kernels/decode_attention_v2.cu): how
+//! decode_attention's v2 rungs (`split_kv_v2`, `paged_v2`; kernels/inference/decode_attention_v2.cu): how
 //! many splits they use and how they are launched. Inputs, the cache (contiguous or paged) and
 //! the check against the f64 reference are decode_attention's own, so the v2 rungs are verified
 //! exactly like the others.
 
-use super::super::gpu::{Arg, DevBuf, Launch};
-use super::super::harness::{Ctx, Fail, Res};
-use super::super::results::FailStage;
-use super::decode_attention::Shape;
+use super::cache::Shape;
+use super::Run;
+use crate::measure::gpu::{Arg, DevBuf, Launch};
+use crate::measure::harness::{Ctx, Fail, Res};
+use crate::measure::results::FailStage;
 
-const FILE: &str = "decode_attention_v2.cu";
+const FILE: &str = super::SOURCES[1].path;
 /// Warps per CTA (`V2_WARPS`), ring stages per warp (`V2_STAGES`), keys per warp step (`KT`)
 /// and the most splits per sequence (`V2_MAX_SPLITS`).
 const WARPS: usize = 8;
@@ -36,8 +37,7 @@ pub fn choose_splits_v2(s: Shape, sm_count: usize) -> usize {
 /// A launcher of `variant` (split_kv_v2 or paged_v2) for shape `s`: the workspaces (partials and
 /// the per-(sequence, KV head) tickets of the last-CTA merge) live in the closure. Returns it
 /// with the split count.
-#[allow(clippy::type_complexity)]
-pub fn runner<'g: 'a, 'a>(
+pub(super) fn runner<'g: 'a, 'a>(
     ctx: &mut Ctx<'g>,
     s: Shape,
     variant: &str,
@@ -45,7 +45,7 @@ pub fn runner<'g: 'a, 'a>(
     (k, v, table): (&'a DevBuf, &'a DevBuf, Option<&'a DevBuf>),
     o: &'a DevBuf,
     scale_log2: f32,
-) -> Res<(Box<dyn Fn() -> anyhow::Result<()> + 'a>, usize)> {
+) -> Res<(Run<'a>, usize)> {
     let g = s.hq / s.hkv;
     if g > 8 {
         return Err(Fail::new(
@@ -117,7 +117,7 @@ mod tests {
 
     #[test]
     fn constants_match_the_kernel() {
-        let src = crate::measure::kernel_source(FILE).unwrap();
+        let src = crate::measure::families::source(FILE).unwrap().text;
         assert!(src.contains(&format!("#define V2_WARPS {WARPS}\n")));
         assert!(src.contains(&format!("#define V2_STAGES {STAGES}\n")));
         assert!(src.contains(&format!("#define KT {STEP} ")));

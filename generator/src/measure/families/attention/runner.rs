@@ -1,45 +1,29 @@
-//! attention: the forward pass O = softmax(Q·Kᵀ/√d)·V in BF16 (FP32 inside) for B·H heads of
-//! N × d, causal and not, against "standard" attention — cuBLAS for both products around a
-//! softmax kernel — measured in the same run.
+//! One attention variant ready to run at one shape: its kernels, workspace and launch, the
+//! shape's inputs, and the small-shape check every variant passes before it is timed.
 //!
-//! Verification, for every variant (the baseline included): (1) the variant at a small shape
-//! (2 heads, N = 256) against an f64 CPU reference over every element; (2) at the timed shape,
-//! 64 sampled output rows against f64 (including the first and the last row); (3) for the other
-//! variants, the whole output against standard attention's output on the same inputs, when
-//! standard fits in memory. The recorded error is the largest of the three. BF16 P and O put
-//! the honest error near 1e-3, hence the 1e-2 tolerance.
-//!
-//! Memory: naive keeps S (B·H·N² floats), standard S and a BF16 P; flash keeps neither. A
-//! variant whose workspace does not fit in free device memory is recorded as not measured, with
-//! the size it would have needed; each record carries its workspace in `workspace_bytes`.
+//! Why apart from `mod.rs`: that file holds what the family is (plan, work, the measuring steps);
+//! this one how each rung is launched, which is long because the rungs differ most here.
 
-use super::super::gpu::{Arg, DevBuf, Dtype, Gpu, Kernel, Launch, RowMajorGemm, TensorMap};
-use super::super::harness::{check_and_time, Ctx, Fail, Res};
-use super::super::plan::Item;
-use super::super::reference::{
-    attention_rows_f64, attention_rows_vs, bf16_to_f32, random_bf16, rel_error_f32, sample_rows,
-};
-use super::super::results::{FailStage, Timing};
-use std::rc::Rc;
+use super::{FILE, HOPPER_FILE};
+use crate::measure::gpu::{Arg, DevBuf, Dtype, Gpu, Kernel, Launch, RowMajorGemm, TensorMap};
+use crate::measure::harness::{Ctx, Fail, Res};
+use crate::measure::reference::{attention_rows_f64, attention_rows_vs, random_bf16};
+use crate::measure::results::FailStage;
 
-const FILE: &str = "attention.cu";
-/// The flash_wgmma rungs live apart: that file is compiled for sm_90a (wgmma, setmaxnreg).
-const HOPPER_FILE: &str = "attention_hopper.cu";
-const TOL: f64 = 1e-2;
 const GIB: f64 = (1u64 << 30) as f64;
 /// Memory left free beside a workspace (cuBLAS workspace, the L2 flush buffer, fragmentation).
 const MARGIN: usize = 1 << 30;
 
 #[derive(Clone, Copy, Debug)]
-struct Shape {
-    heads: usize,
-    n: usize,
-    d: usize,
-    causal: bool,
+pub(super) struct Shape {
+    pub(super) heads: usize,
+    pub(super) n: usize,
+    pub(super) d: usize,
+    pub(super) causal: bool,
 }
 
 impl Shape {
-    fn elems(&self) -> usize {
+    pub(super) fn elems(&self) -> usize {
         self.heads * self.n * self.d
     }
     fn s_elems(&self) -> usize {
@@ -48,19 +32,19 @@ impl Shape {
 }
 
 /// Inputs and output of one shape: device buffers and the exact BF16 values on the host.
-struct Io {
-    q: DevBuf,
-    k: DevBuf,
-    v: DevBuf,
-    o: DevBuf,
-    qh: Vec<f32>,
-    kh: Vec<f32>,
-    vh: Vec<f32>,
+pub(super) struct Io {
+    pub(super) q: DevBuf,
+    pub(super) k: DevBuf,
+    pub(super) v: DevBuf,
+    pub(super) o: DevBuf,
+    pub(super) qh: Vec<f32>,
+    pub(super) kh: Vec<f32>,
+    pub(super) vh: Vec<f32>,
 }
 
 /// Scores with a spread of about 2 (Q in [−6, 6), K and V in [−1, 1)): softmax rows that are
 /// neither uniform nor one-hot, so a wrong max, sum or mask shows.
-fn make_io(gpu: &Gpu, s: Shape, seed: u64) -> anyhow::Result<Io> {
+pub(super) fn make_io(gpu: &Gpu, s: Shape, seed: u64) -> anyhow::Result<Io> {
     let e = s.elems();
     let (qb, qh) = random_bf16(e, seed ^ 0x51, -6.0, 6.0);
     let (kb, kh) = random_bf16(e, seed ^ 0x4b, -1.0, 1.0);
@@ -86,7 +70,7 @@ fn make_io(gpu: &Gpu, s: Shape, seed: u64) -> anyhow::Result<Io> {
 }
 
 /// Extra device memory a variant needs at a shape.
-fn workspace_bytes(variant: &str, s: Shape) -> usize {
+pub(super) fn workspace_bytes(variant: &str, s: Shape) -> usize {
     match variant {
         "naive" => s.s_elems() * 4,
         "standard" => s.s_elems() * 6,
@@ -107,7 +91,7 @@ fn flash_smem(variant: &str, d: usize) -> u32 {
 }
 
 /// A variant ready to run at one shape: its kernels and workspace.
-enum Runner {
+pub(super) enum Runner {
     Naive {
         scores: Kernel,
         softmax: Kernel,
@@ -136,7 +120,7 @@ enum Runner {
 
 impl Runner {
     /// Compile and allocate; a workspace that does not fit is `Unsupported`, with its size.
-    fn new(ctx: &mut Ctx, variant: &str, s: Shape, io: &Io) -> Res<Runner> {
+    pub(super) fn new(ctx: &mut Ctx, variant: &str, s: Shape, io: &Io) -> Res<Runner> {
         let ws = workspace_bytes(variant, s);
         if ws > 0 {
             let (free, _) = ctx.gpu.mem_info()?;
@@ -217,7 +201,7 @@ impl Runner {
     }
 
     /// Enqueue one complete forward pass.
-    fn run(&self, gpu: &Gpu, s: Shape, io: &Io) -> anyhow::Result<()> {
+    pub(super) fn run(&self, gpu: &Gpu, s: Shape, io: &Io) -> anyhow::Result<()> {
         let (n, d, heads) = (s.n, s.d, s.heads);
         let scale = 1.0 / (d as f32).sqrt();
         let causal = Arg::I32(s.causal as i32);
@@ -351,7 +335,7 @@ impl Runner {
 }
 
 /// Run `variant` once at the small shape on fresh inputs and compare every element with f64.
-fn small_check(ctx: &mut Ctx, variant: &str, s: Shape, seed: u64) -> Res<f64> {
+pub(super) fn small_check(ctx: &mut Ctx, variant: &str, s: Shape, seed: u64) -> Res<f64> {
     let small = Shape {
         heads: 2,
         n: 256,
@@ -368,73 +352,4 @@ fn small_check(ctx: &mut Ctx, variant: &str, s: Shape, seed: u64) -> Res<f64> {
         .collect();
     let want = attention_rows_f64(&io.qh, &io.kh, &io.vh, small.n, small.d, small.causal, &rows);
     Ok(attention_rows_vs(&out, small.n, small.d, &rows, &want))
-}
-
-pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
-    let s = Shape {
-        heads: (item.p("b") * item.p("h")) as usize,
-        n: item.p("n") as usize,
-        d: item.p("d") as usize,
-        causal: item.p("causal") != 0,
-    };
-    let variant = item.variant;
-    let seed = ctx.seed(item);
-    // The small check first: a variant that is wrong fails fast, before any large allocation.
-    let small_rel = small_check(ctx, variant, s, seed)?;
-    if !(small_rel.is_finite() && small_rel <= TOL) {
-        return Err(Fail::new(
-            FailStage::Verify,
-            format!("at 2 heads × N = 256: relative error {small_rel:.3e} against f64 (tolerance {TOL:.0e})"),
-        ));
-    }
-    // The shape's inputs and standard attention's output on them are shared by its variants
-    // (see `Ctx::shared`): the output buffer is poisoned before each variant's check anyway.
-    // Q, K, V do not depend on the mask: both masks of a shape (adjacent in the plan) share them.
-    let io_key = format!("heads {} n {} d {}", s.heads, s.n, s.d);
-    let io = ctx.shared("attention_io", &io_key, |gpu, seed| Ok(make_io(gpu, s, seed)?))?;
-    let key = format!("{:?}", item.params);
-    // Standard attention's output on the same inputs, where it fits (its workspace is freed
-    // before the variant's own is allocated).
-    let standard_out: Rc<Option<Vec<f32>>> = if variant == "standard" {
-        Rc::new(None)
-    } else if let Some(r) = ctx.get_shared("attention_standard_out", &key) {
-        r
-    } else {
-        let out = match Runner::new(ctx, "standard", s, &io) {
-            Ok(std) => {
-                ctx.gpu.fill_nan(&io.o)?;
-                std.run(ctx.gpu, s, &io)?;
-                Some(bf16_to_f32(&ctx.gpu.download_u16(&io.o, s.elems())?))
-            }
-            Err(_) => None,
-        };
-        ctx.put_shared("attention_standard_out", &key, out)
-    };
-    let reference = standard_out.as_ref().as_ref();
-    // The sampled rows and their f64 reference are the shape's (and mask's), shared by its
-    // variants like the inputs: 64 rows, each a pass over up to N keys.
-    let sampled = ctx.shared("attention_rows", &key, |_, seed| {
-        let rows = sample_rows(s.heads, s.n, 64, seed);
-        let want = attention_rows_f64(&io.qh, &io.kh, &io.vh, s.n, s.d, s.causal, &rows);
-        Ok((rows, want))
-    })?;
-    let runner = Runner::new(ctx, variant, s, &io)?;
-    let gpu = ctx.gpu;
-    let mut t = check_and_time(
-        gpu,
-        item,
-        TOL,
-        &[&io.o],
-        &mut || runner.run(gpu, s, &io),
-        &mut || {
-            // Read as BF16 where compared (see `OutElem`): no f32 copy of the output.
-            let out = gpu.download_u16(&io.o, s.elems())?;
-            let (rows, want) = &*sampled;
-            let sampled = attention_rows_vs(&out, s.n, s.d, rows, want);
-            let vs_standard = reference.as_ref().map_or(0.0, |r| rel_error_f32(&out, r));
-            Ok(small_rel.max(sampled).max(vs_standard))
-        },
-    )?;
-    t.workspace_bytes = Some(workspace_bytes(variant, s) as f64);
-    Ok(t)
 }

@@ -9,7 +9,7 @@
 //! same as the families' 32768 × 4096 ladder, so the ladder's items are the sweep's 4096 point
 //! and every (variant, width) is measured once.
 
-use super::plan::{params, Item};
+use super::super::plan::{params, Item};
 
 /// The swept widths.
 pub const ROW_SWEEP_COLS: &[u64] = &[1024, 2048, 4096, 8192, 16384, 32768, 65536];
@@ -46,7 +46,7 @@ pub(crate) fn with_sweep(
 
 #[cfg(test)]
 mod tests {
-    use super::super::plan::items;
+    use super::super::items;
     use super::*;
 
     #[test]
