@@ -59,6 +59,12 @@ enum Command {
     },
     /// What a ```figure block may ask for: benchmark families, views and keys.
     Figspec,
+    /// Evaluate a measured value or claim (the text between `{{` and `}}`) on every results file:
+    /// `hdlc eval 'tp_gemm/cublas where proj=1, tp=8 by tflops'` or `hdlc eval 'claim a > b …'`.
+    Eval {
+        /// The value or claim, as written between the braces.
+        expr: String,
+    },
     /// Run the GPU benchmarks and labs and update kernels/results/.
     Bench {
         /// Kernel families to run (comma-separated); default: all (none when only --labs is given).
@@ -104,6 +110,25 @@ pub fn run() -> ExitCode {
         Command::Figspec => {
             print!("{}", crate::figspec::describe());
             ExitCode::SUCCESS
+        }
+        Command::Eval { expr } => {
+            match crate::measure::store::load_dir(&crate::measure::results_dir(&root)) {
+                Ok(files) => match crate::prose::explain(&expr, &crate::records::display_order(&files, None))
+                {
+                    Ok(text) => {
+                        print!("{text}");
+                        ExitCode::SUCCESS
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        ExitCode::FAILURE
+                    }
+                },
+                Err(e) => {
+                    eprintln!("error: {e:#}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         Command::Build {
             no_gpu,

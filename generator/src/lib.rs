@@ -17,6 +17,8 @@ pub mod load;
 pub mod markup;
 pub mod measure;
 pub mod model;
+pub mod prose;
+pub mod records;
 pub mod render;
 pub mod search_index;
 pub mod serve;

@@ -88,6 +88,15 @@ pub fn load_book(root: &Path, diags: &mut Diagnostics) -> Book {
         }
     }
     let labs = crate::measure::labs::load_manifests(root, &crate::measure::families(), diags);
+    let results = match crate::measure::store::load_dir(&crate::measure::results_dir(root)) {
+        Ok(r) => r,
+        Err(e) => {
+            diags
+                .error(Path::new("kernels/results"), 0, 0, format!("{e:#}"))
+                .hint("the measured results must load for the prose's values and claims to be checked");
+            Vec::new()
+        }
+    };
     Book {
         root: root.to_path_buf(),
         cards,
@@ -96,6 +105,7 @@ pub fn load_book(root: &Path, diags: &mut Diagnostics) -> Book {
         broken,
         paths_ok,
         labs,
+        results,
     }
 }
 

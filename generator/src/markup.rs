@@ -40,6 +40,12 @@ pub enum Piece {
     StrayDollar { range: Range<usize> },
     /// A fenced ```` ```include ```` block naming kernel source to show; `body` is its YAML.
     Include { body: String, range: Range<usize> },
+    /// A measured value or checked claim, `{{…}}` in prose (not in code or math); `body` is the
+    /// text between the braces, `None` when the `}}` is missing on that line.
+    Prose {
+        body: Option<String>,
+        range: Range<usize>,
+    },
 }
 
 impl Piece {
@@ -50,7 +56,8 @@ impl Piece {
             | Piece::Figure { range, .. }
             | Piece::Link { range, .. }
             | Piece::StrayDollar { range }
-            | Piece::Include { range, .. } => range,
+            | Piece::Include { range, .. }
+            | Piece::Prose { range, .. } => range,
         }
     }
 }
@@ -62,7 +69,20 @@ pub fn scan(body: &str, base: usize) -> Vec<Piece> {
     // An open figure or include block: (is_include, body, range).
     let mut figure: Option<(bool, String, Range<usize>)> = None;
     let mut in_code = false;
+    // Where `{{` is code or math, not a measured value.
+    let mut literal: Vec<Range<usize>> = Vec::new();
     for (event, range) in Parser::new_ext(body, options()).into_offset_iter() {
+        if matches!(
+            event,
+            Event::Code(_)
+                | Event::InlineMath(_)
+                | Event::DisplayMath(_)
+                | Event::Html(_)
+                | Event::InlineHtml(_)
+        ) || matches!(event, Event::Start(Tag::CodeBlock(_)))
+        {
+            literal.push(range.clone());
+        }
         match event {
             Event::Start(Tag::Link { dest_url, .. }) if dest_url.starts_with("card:") => {
                 let target = &dest_url["card:".len()..];
@@ -136,7 +156,40 @@ pub fn scan(body: &str, base: usize) -> Vec<Piece> {
             _ => {}
         }
     }
+    pieces.extend(prose_pieces(body, base, &literal));
     pieces
+}
+
+/// The `{{…}}` pieces of a body outside `literal` ranges; a `{{` without `}}` on its line is a
+/// piece without a body (an error for `validate`).
+fn prose_pieces(body: &str, base: usize, literal: &[Range<usize>]) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = body[from..].find("{{").map(|i| i + from) {
+        if let Some(r) = literal.iter().find(|r| r.contains(&i)) {
+            from = r.end.max(i + 2);
+            continue;
+        }
+        let line_end = body[i..].find('\n').map_or(body.len(), |e| i + e);
+        match body[i + 2..line_end].find("}}") {
+            Some(j) => {
+                let end = i + 2 + j + 2;
+                out.push(Piece::Prose {
+                    body: Some(body[i + 2..end - 2].to_string()),
+                    range: base + i..base + end,
+                });
+                from = end;
+            }
+            None => {
+                out.push(Piece::Prose {
+                    body: None,
+                    range: base + i..base + line_end,
+                });
+                from = line_end;
+            }
+        }
+    }
+    out
 }
 
 /// Convert LaTeX to MathML. Errors carry the parser's first message line.

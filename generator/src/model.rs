@@ -63,6 +63,9 @@ pub struct Book {
     pub paths_ok: bool,
     /// The labs of `kernels/labs/*/labs.yaml` that loaded without errors.
     pub labs: Vec<crate::measure::labs::manifest::Lab>,
+    /// The results files under `kernels/results/` as they were when the book was loaded: what
+    /// `check` holds the prose's values and claims to.
+    pub results: Vec<(PathBuf, crate::measure::results::ResultsFile)>,
 }
 
 impl Book {

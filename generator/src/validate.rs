@@ -375,7 +375,31 @@ fn check_body(book: &Book, card: &Card, diags: &mut Diagnostics) {
                     .error(&card.file, line, col, "`$` that does not start math: unclosed `$…$` or unbalanced braces inside it")
                     .hint("balance every `{` with `}` inside the math, close it with `$`, or write `\\$` for a literal dollar sign");
             }
+            Piece::Prose { .. } => {}
         }
+    }
+    check_prose(book, card, diags);
+}
+
+/// The card's measured values and claims against the results, and its typed measured numbers.
+fn check_prose(book: &Book, card: &Card, diags: &mut Diagnostics) {
+    let pieces = markup::scan(card.body(), card.body_offset)
+        .into_iter()
+        .filter_map(|p| match p {
+            Piece::Prose { body, range } => Some((body, range)),
+            _ => None,
+        })
+        .collect();
+    let files: Vec<_> = crate::records::display_order(&book.results, None);
+    crate::prose::check_card(card, &crate::prose::parse_all(pieces), &files, diags);
+    for f in crate::prose::lint::find(card.body(), Some(crate::render::REFERENCES_HEADING)) {
+        let (line, col) = line_col(&card.source, card.body_offset + f.offset);
+        diags
+            .warning(&card.file, line, col, format!("typed measured number `{}` in prose", f.text))
+            .hint(format!(
+                "read it from the records (`{{{{ family/variant where … by metric }}}}`), or say what it is in the sentence: {}",
+                crate::prose::lint::MARKERS.join(", ")
+            ));
     }
 }
 

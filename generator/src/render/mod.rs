@@ -386,6 +386,7 @@ fn render_body(book: &Book, card: &Card, figs: &FigureData, diags: &mut Diagnost
     let labs = crate::figspec::lab_families(&book.labs);
     let mut src = card.source.clone();
     let mut pieces = markup::scan(card.body(), card.body_offset);
+    let prose = prose_replacements(&pieces, figs);
     pieces.sort_by_key(|p| std::cmp::Reverse(p.range().start));
     for piece in pieces {
         let range = piece.range().clone();
@@ -400,6 +401,11 @@ fn render_body(book: &Book, card: &Card, figs: &FigureData, diags: &mut Diagnost
                 Err(_) => src[range.clone()].to_string(),
             },
             Piece::StrayDollar { .. } | Piece::Link { .. } => continue,
+            Piece::Prose { .. } => prose
+                .iter()
+                .find(|(r, _)| *r == range)
+                .map(|(_, html)| html.clone())
+                .unwrap_or_default(),
             Piece::Include { body, .. } => {
                 let excerpt = crate::include::parse(&body)
                     .map_err(|(_, m, _)| m)
@@ -465,6 +471,20 @@ fn render_body(book: &Book, card: &Card, figs: &FigureData, diags: &mut Diagnost
             references: String::new(),
         },
     }
+}
+
+/// What each `{{…}}` value and claim of a card becomes, from the records of the machines in the
+/// figures' order (the reader's GPU first).
+fn prose_replacements(pieces: &[Piece], figs: &FigureData) -> Vec<(std::ops::Range<usize>, String)> {
+    let found = pieces
+        .iter()
+        .filter_map(|p| match p {
+            Piece::Prose { body, range } => Some((body.clone(), range.clone())),
+            _ => None,
+        })
+        .collect();
+    let files = crate::records::display_order(figs.files, figs.local_device);
+    crate::prose::replacements(&crate::prose::parse_all(found), &files)
 }
 
 /// The heading under which a card lists its references; moved to the end of the page.
