@@ -56,8 +56,12 @@ class PrefixBlockManager(BlockManager):
                     self.block_of[h], self.hash_of[b], self.tokens_of[b] = b, h, chunk
             self.ref[b] += 1
             seq.block_table.append(b)
-        self.hit_tokens += seq.num_cached
-        self.prompt_tokens += n
+        # A preempted sequence is allocated again when it is re-admitted, and then finds its own
+        # blocks still cached: count each request's prompt and hits once, at its first admission.
+        if not getattr(seq, "prefix_counted", False):
+            seq.prefix_counted = True
+            self.hit_tokens += seq.num_cached
+            self.prompt_tokens += n
 
     def may_append(self, seq):
         if len(seq.block_table) < self.blocks_needed(len(seq.tokens)):
