@@ -358,6 +358,10 @@ fn bench(
                 print!("{}", crate::measure::report::summary(file, &families));
             }
             println!("\nsuite wall time: {:.1} s", started.elapsed().as_secs_f64());
+            if m.interrupted {
+                // The shell's convention for a command stopped by SIGINT.
+                return ExitCode::from(130);
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {

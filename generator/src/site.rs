@@ -157,6 +157,15 @@ impl Site {
                 measure::LabSelection::None
             },
         })?;
+        if measured.interrupted {
+            for n in &measured.notes {
+                eprintln!("{n}");
+            }
+            anyhow::bail!(
+                "interrupted while measuring: the book was not rebuilt (the previous one is in place); \
+                 run `build` again to resume — what was measured is saved and cached"
+            );
+        }
         // The reader's own CPU roofline: cached per machine under target/, so only the first
         // build on a machine pays for it.
         let cpu_off = std::env::var("HDLC_CPU_BENCH").is_ok_and(|v| v == "0");

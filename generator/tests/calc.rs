@@ -335,6 +335,7 @@ fn record(variant: &str, baseline: bool, flops: f64, bytes: f64, ms: f64, date: 
             date: date.into(),
             frameworks: Default::default(),
         },
+        wall_s: None,
     }
 }
 

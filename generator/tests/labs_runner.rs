@@ -8,9 +8,11 @@
 
 use hdlc::diag::Diagnostics;
 use hdlc::measure::labs::{self, manifest::Lab, probe::Env};
+use hdlc::measure::progress::Progress;
 use hdlc::measure::results::{DeviceInfo, FailStage, Outcome, Provenance, Record, ResultsFile};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 fn python_present() -> bool {
@@ -100,20 +102,31 @@ fn run_all(root: &Path) -> (ResultsFile, Vec<String>) {
     };
     let mut notes = Vec::new();
     let (planned, _) = labs::plan(root, &labs, &env(), &device(), &file, false, &mut notes);
-    let bar = indicatif::ProgressBar::hidden();
     let mut saves = 0;
-    labs::run_planned(
-        root,
-        &planned,
-        &mut file,
-        &provenance(),
-        7,
-        &bar,
-        &mut notes,
-        &mut |_| saves += 1,
-    );
+    let (progress, _) = Progress::collecting();
+    let stop = AtomicBool::new(false);
+    let prov = provenance();
+    let run = lab_run(root, &prov, &progress, &stop);
+    labs::run_planned(&run, &planned, &mut file, &mut notes, &mut |_| saves += 1);
     assert_eq!(saves, planned.len(), "one save per lab");
     (file, notes)
+}
+
+/// The settings of a lab run in these tests (seed 7, no time estimates).
+fn lab_run<'a>(
+    root: &'a Path,
+    prov: &'a Provenance,
+    progress: &'a Progress,
+    stop: &'a AtomicBool,
+) -> labs::LabRun<'a> {
+    labs::LabRun {
+        root,
+        provenance: prov,
+        seed: 7,
+        progress,
+        stop,
+        expected: &|_| None,
+    }
 }
 
 fn failure(file: &ResultsFile, variant: &str) -> (FailStage, String) {
@@ -388,4 +401,145 @@ fn manifest_errors_name_file_and_line() {
     assert_eq!(d.error_count(), 5, "{all}");
     let ids: Vec<&str> = labs.iter().map(|l| l.id.as_str()).collect();
     assert_eq!(ids, ["ok_lab", "four"]);
+}
+
+/// What a reader sees when the output is not a terminal: one line per lab with its name, time,
+/// status and record count. And Ctrl-C after the first lab: its records are saved, the second lab
+/// never starts, and the run says it was interrupted.
+#[test]
+fn each_lab_is_logged_and_an_interrupt_keeps_what_is_done() {
+    if !python_present() {
+        return;
+    }
+    let t = "t = {'reps': 5, 'median_ms': 1.0, 'p10_ms': 0.9, 'p90_ms': 1.1}\n";
+    let ok = |v: &str| {
+        format!("{HEADER}{t}labkit.ok('{v}', '{v}', {{'n': 1}}, t, rel_error=0.0, tolerance=0.0, bytes=8)\n")
+    };
+    let crash = format!("{HEADER}raise SystemExit('no GPU here')\n");
+    let book = fake_book(
+        "- id: first\n  file: first.py\n  family: fam_a\n  requires: [torch]\n\
+         - id: second\n  file: second.py\n  family: fam_b\n  requires: [torch]\n\
+         - id: third\n  file: third.py\n  family: fam_c\n  requires: [torch]\n",
+        &[
+            ("first.py", &ok("a")),
+            ("second.py", &crash),
+            ("third.py", &ok("c")),
+        ],
+    );
+    let labs = load(book.path());
+    let new_file = || ResultsFile {
+        schema: 1,
+        device: device(),
+        records: Vec::new(),
+    };
+    let mut notes = Vec::new();
+    let (planned, _) = labs::plan(
+        book.path(),
+        &labs,
+        &env(),
+        &device(),
+        &new_file(),
+        false,
+        &mut notes,
+    );
+    assert_eq!(planned.len(), 3);
+    let prov = provenance();
+
+    // Not a terminal: every lab gets its line.
+    let (progress, lines) = Progress::collecting();
+    let stop = AtomicBool::new(false);
+    let mut file = new_file();
+    let done = labs::run_planned(
+        &lab_run(book.path(), &prov, &progress, &stop),
+        &planned,
+        &mut file,
+        &mut notes,
+        &mut |_| {},
+    );
+    let lines = lines.borrow();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    for (line, id) in lines.iter().zip(["first", "second", "third"]) {
+        assert!(line.starts_with(&format!("lab {id} (fam_")), "{line}");
+        assert!(
+            line.contains("record(s)") && (line.ends_with(" s") || line.contains("min")),
+            "{line}"
+        );
+    }
+    assert!(
+        lines[0].contains(": ok ·") && lines[1].contains("failed (Crash"),
+        "{lines:?}"
+    );
+    assert_eq!((done.labs, done.interrupted), (3, false));
+    assert!(
+        file.records.iter().all(|r| r.wall_s.is_some_and(|s| s > 0.0)),
+        "every record carries its lab's time"
+    );
+
+    // Ctrl-C while the first lab's results are being saved: they stay, nothing else runs.
+    let (progress, _) = Progress::collecting();
+    let stop = AtomicBool::new(false);
+    let mut file = new_file();
+    let mut saved: Vec<ResultsFile> = Vec::new();
+    let done = labs::run_planned(
+        &lab_run(book.path(), &prov, &progress, &stop),
+        &planned,
+        &mut file,
+        &mut notes,
+        &mut |f| {
+            saved.push(f.clone());
+            stop.store(true, Ordering::SeqCst);
+        },
+    );
+    assert!(done.interrupted && done.labs == 1, "{done:?}");
+    assert_eq!(saved.len(), 1);
+    assert_eq!(saved[0].records.len(), 1);
+    assert_eq!(saved[0].records[0].family, "fam_a");
+    assert!(
+        file.records.iter().all(|r| r.family == "fam_a"),
+        "the later labs never ran"
+    );
+}
+
+/// Ctrl-C during a lab kills it (and what it started) and records nothing for it.
+#[test]
+fn an_interrupted_lab_is_killed_and_not_recorded() {
+    if !python_present() {
+        return;
+    }
+    let slow = format!("{HEADER}import time\ntime.sleep(30)\n");
+    let book = fake_book(
+        "- id: slow\n  file: slow.py\n  family: fam\n  requires: [torch]\n",
+        &[("slow.py", &slow)],
+    );
+    let labs = load(book.path());
+    let mut file = ResultsFile {
+        schema: 1,
+        device: device(),
+        records: Vec::new(),
+    };
+    let mut notes = Vec::new();
+    let (planned, _) = labs::plan(book.path(), &labs, &env(), &device(), &file, false, &mut notes);
+    let prov = provenance();
+    let (progress, lines) = Progress::collecting();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let setter = std::sync::Arc::clone(&stop);
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        setter.store(true, Ordering::SeqCst);
+    });
+    let started = Instant::now();
+    let done = labs::run_planned(
+        &lab_run(book.path(), &prov, &progress, &stop),
+        &planned,
+        &mut file,
+        &mut notes,
+        &mut |_| panic!("an interrupted lab is not saved"),
+    );
+    assert!(
+        started.elapsed().as_secs() < 15,
+        "the lab was killed, not waited for"
+    );
+    assert!(done.interrupted && done.labs == 0);
+    assert!(file.records.is_empty());
+    assert!(lines.borrow()[0].contains("interrupted"), "{:?}", lines.borrow());
 }

@@ -53,6 +53,7 @@ fn rec(family: &str, variant: &str, n: u64, outcome: Outcome) -> Record {
             date: "2026-01-01T00:00:00Z".into(),
             frameworks: Default::default(),
         },
+        wall_s: None,
     }
 }
 

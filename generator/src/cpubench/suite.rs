@@ -166,6 +166,7 @@ pub fn measure(
             source_file: it.source_file.map(str::to_string),
             outcome: it.outcome,
             provenance: provenance.clone(),
+            wall_s: None,
         })
         .collect();
     if progress {

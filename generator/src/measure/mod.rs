@@ -14,14 +14,17 @@
 
 pub mod cache;
 pub mod device;
+pub mod estimate;
 pub mod families;
 mod gpu;
 mod harness;
+pub mod interrupt;
 pub mod kernels;
 pub mod labs;
 pub mod nvrtc_log;
 pub mod plan;
 mod prof;
+pub mod progress;
 pub mod quant;
 pub mod reference;
 pub mod report;
@@ -87,6 +90,8 @@ pub struct Measured {
     pub local_device: Option<String>,
     /// Human-readable lines for the build log.
     pub notes: Vec<String>,
+    /// Ctrl-C stopped the run: what was measured is saved, the rest waits for the next run.
+    pub interrupted: bool,
 }
 
 /// The benchmark families, in run order (the names of [`families::FAMILIES`]).
@@ -128,10 +133,11 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
             files,
             local_device: None,
             notes,
+            interrupted: false,
         });
     };
     let mut session = session::Session::plan(opts, &gpu, &files, selected, &mut notes)?;
-    session.run(opts, &mut notes)?;
+    let interrupted = session.run(opts, &files, interrupt::flag(), &mut notes)?;
     let device = session.file.device.name.clone();
     session.check_strict(opts.strict)?;
     session.replace_in(&mut files);
@@ -139,6 +145,7 @@ pub fn measure(opts: &MeasureOptions) -> Result<Measured> {
         files,
         local_device: Some(device),
         notes,
+        interrupted,
     })
 }
 

@@ -71,6 +71,11 @@ pub struct Record {
     pub source_file: Option<String>,
     pub outcome: Outcome,
     pub provenance: Provenance,
+    /// Seconds the item took in its run, set-up and checks included (a lab: its whole process,
+    /// on each of its records). What `build` says a first measurement will take is summed from
+    /// these. Absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_s: Option<f64>,
 }
 
 /// Either a verified timing or a failure; a failure is never drawn as a number.

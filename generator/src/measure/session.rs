@@ -6,14 +6,17 @@
 //! list of steps than as one long function threading them through.
 
 use super::cache::{self, item_key, select_todo};
+use super::estimate::{self, Estimate};
 use super::gpu::Gpu;
-use super::labs::{self, Planned};
+use super::labs::{self, LabRun, LabsDone, Planned};
 use super::plan::Item;
+use super::progress::Progress;
 use super::results::{DeviceInfo, Provenance, ResultsFile, SCHEMA_VERSION};
-use super::{device, families, results_dir, run, store, MeasureOptions};
+use super::run::{KernelRun, Todo};
+use super::{device, families, interrupt, results_dir, run, store, MeasureOptions};
 use anyhow::{bail, Result};
 use std::path::PathBuf;
-use std::time::Instant;
+use std::sync::atomic::AtomicBool;
 
 /// The state of one run.
 pub(super) struct Session<'g> {
@@ -23,7 +26,7 @@ pub(super) struct Session<'g> {
     path: PathBuf,
     selected: Vec<&'static str>,
     /// Kernel items to measure: (item, cache key, source hash).
-    todo: Vec<(Item, String, String)>,
+    todo: Vec<Todo>,
     labs: Vec<Planned>,
     /// Items and labs served from the cache.
     cached: usize,
@@ -73,39 +76,73 @@ impl<'g> Session<'g> {
         })
     }
 
-    /// Measure what was planned and save the device's file; a note says what happened.
-    pub(super) fn run(&mut self, opts: &MeasureOptions, notes: &mut Vec<String>) -> Result<()> {
+    /// Measure what was planned and save the device's file; a note says what happened. Returns
+    /// whether Ctrl-C (`stop`) cut the run short.
+    pub(super) fn run(
+        &mut self,
+        opts: &MeasureOptions,
+        files: &[(PathBuf, ResultsFile)],
+        stop: &AtomicBool,
+        notes: &mut Vec<String>,
+    ) -> Result<bool> {
         if self.todo.is_empty() && self.labs.is_empty() {
             notes.push(format!(
                 "all {} item(s) cached for {}; nothing to measure",
                 self.cached, self.file.device.name
             ));
-            return Ok(());
+            return Ok(false);
         }
-        notes.push(self.announce());
-        let started = Instant::now();
-        let bar = progress_bar(opts.progress, self.todo.len() + self.labs.len());
-        let mut measured = self.run_kernels(&bar, notes)?;
-        measured += self.run_labs(opts, &bar, notes);
-        bar.finish_and_clear();
+        interrupt::install();
+        let reader_gbs = memcpy_probe(self.gpu);
+        let (kern, labs) = (
+            estimate::kernels(&self.todo, files, reader_gbs),
+            estimate::labs(&self.labs, files, reader_gbs),
+        );
+        let expected = (kern.known + labs.known > 0).then_some(kern.seconds + labs.seconds);
+        let progress = Progress::new(opts.progress, self.todo.len() + self.labs.len(), expected);
+        for line in self.announce(&kern, &labs) {
+            progress.line(&line);
+            notes.push(line);
+        }
+        let mut measured = self.run_kernels(&progress, stop, files, reader_gbs, notes)?;
+        let done = self.run_labs(opts, &progress, stop, files, reader_gbs, notes);
+        measured += done.records;
+        progress.finish();
         store::save_atomic(&self.path, &self.file)?;
+        let interrupted = interrupt::requested(stop);
         notes.push(format!(
             "measured {measured} item(s) in {:.1} s, {} cached; wrote {}",
-            started.elapsed().as_secs_f64(),
+            progress.elapsed(),
             self.cached,
             self.path.display()
         ));
-        Ok(())
+        if interrupted {
+            notes.push(
+                "interrupted: what was measured is saved; run the same command again to resume (saved items are cached)"
+                    .into(),
+            );
+        }
+        Ok(interrupted)
     }
 
-    /// The first line of a run's log: what runs where, with which toolchain and seed.
-    fn announce(&self) -> String {
+    /// What a reader sees first: what will run, about how long it takes (from the records' own
+    /// times), how to skip the labs and that stopping keeps what is done; then the toolchain.
+    fn announce(&self, kern: &Estimate, labs: &Estimate) -> Vec<String> {
         let d = &self.file.device;
-        format!(
-            "measuring {} item(s) and {} lab(s) on {} (CC {}, driver {}, CUDA {}, NVRTC {}{}); input seed {}; L2 flush: {}",
-            self.todo.len(),
+        let kernels = self.todo.iter().filter(|(i, ..)| i.skip.is_none()).count();
+        let mut first = format!("measuring {kernels} kernel item(s) ({}) ", kern.text());
+        first.push_str(&format!(
+            "and {} lab(s) ({}) on {}",
             self.labs.len(),
-            d.name,
+            labs.text(),
+            d.name
+        ));
+        if !self.labs.is_empty() {
+            first.push_str("; `--no-labs` skips the labs");
+        }
+        first.push_str("; Ctrl-C stops after the item in flight and keeps what is done");
+        let second = format!(
+            "device: CC {}, driver {}, CUDA {}, NVRTC {}{}; input seed {}; L2 flush: {}",
             d.compute_capability,
             d.driver_version,
             d.cuda_version,
@@ -116,29 +153,40 @@ impl<'g> Session<'g> {
                 .unwrap_or_default(),
             self.seed,
             self.gpu.flush_method()
-        )
+        );
+        vec![first, second]
     }
 
     /// Run the kernel items, merge their records and drop those of items no longer planned;
     /// saved before any lab starts, so the (slower) labs cannot lose them.
-    fn run_kernels(&mut self, bar: &indicatif::ProgressBar, notes: &mut Vec<String>) -> Result<usize> {
-        let new = run::kernel_families(
-            self.gpu,
-            self.seed,
-            &self.selected,
-            &self.todo,
-            &self.provenance,
-            bar,
-            notes,
-        );
+    fn run_kernels(
+        &mut self,
+        progress: &Progress,
+        stop: &AtomicBool,
+        files: &[(PathBuf, ResultsFile)],
+        reader_gbs: Option<f64>,
+        notes: &mut Vec<String>,
+    ) -> Result<usize> {
+        let expected = |i: &Item| estimate::item_seconds(i, files, reader_gbs);
+        let run = KernelRun {
+            gpu: self.gpu,
+            base_seed: self.seed,
+            provenance: &self.provenance,
+            progress,
+            stop,
+            expected: &expected,
+        };
+        let new = run::kernel_families(&run, &self.selected, &self.todo, notes);
         let measured = new.len();
         store::merge(&mut self.file, new);
-        let planned: Vec<Item> = self.selected.iter().flat_map(|f| families::items(f)).collect();
-        let pruned = store::prune_unplanned(&mut self.file, &self.selected, &planned);
-        if pruned > 0 {
-            notes.push(format!(
-                "dropped {pruned} record(s) of shapes or variants no longer planned"
-            ));
+        if !interrupt::requested(stop) {
+            let planned: Vec<Item> = self.selected.iter().flat_map(|f| families::items(f)).collect();
+            let pruned = store::prune_unplanned(&mut self.file, &self.selected, &planned);
+            if pruned > 0 {
+                notes.push(format!(
+                    "dropped {pruned} record(s) of shapes or variants no longer planned"
+                ));
+            }
         }
         if !self.labs.is_empty() {
             store::save_atomic(&self.path, &self.file)?;
@@ -150,9 +198,12 @@ impl<'g> Session<'g> {
     fn run_labs(
         &mut self,
         opts: &MeasureOptions,
-        bar: &indicatif::ProgressBar,
+        progress: &Progress,
+        stop: &AtomicBool,
+        files: &[(PathBuf, ResultsFile)],
+        reader_gbs: Option<f64>,
         notes: &mut Vec<String>,
-    ) -> usize {
+    ) -> LabsDone {
         let mut save_failed: Option<String> = None;
         let path = self.path.clone();
         let mut saved = |f: &ResultsFile| {
@@ -160,20 +211,20 @@ impl<'g> Session<'g> {
                 save_failed = Some(e.to_string());
             }
         };
-        let n = labs::run_planned(
-            &opts.root,
-            &self.labs,
-            &mut self.file,
-            &self.provenance,
-            self.seed,
-            bar,
-            notes,
-            &mut saved,
-        );
+        let expected = |p: &Planned| estimate::lab_seconds(p, files, reader_gbs);
+        let run = LabRun {
+            root: &opts.root,
+            provenance: &self.provenance,
+            seed: self.seed,
+            progress,
+            stop,
+            expected: &expected,
+        };
+        let done = labs::run_planned(&run, &self.labs, &mut self.file, notes, &mut saved);
         if let Some(e) = save_failed {
             notes.push(format!("could not save after a lab: {e}"));
         }
-        n
+        done
     }
 
     /// `--strict`: an error naming every real failure (not a deliberate skip) of what ran.
@@ -263,16 +314,13 @@ fn base_seed() -> u64 {
         })
 }
 
-/// A progress bar over `n` steps, or a hidden one.
-fn progress_bar(show: bool, n: usize) -> indicatif::ProgressBar {
-    if !show {
-        return indicatif::ProgressBar::hidden();
-    }
-    let b = indicatif::ProgressBar::new(n as u64);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
-    {
-        b.set_style(style.progress_chars("=> "));
-    }
-    b
+/// This GPU's device-to-device copy bandwidth (GB/s, read + write), from a few copies of 256 MiB:
+/// what the time estimates are scaled by. `None` if the copy cannot be made.
+fn memcpy_probe(gpu: &Gpu) -> Option<f64> {
+    const N: usize = 64 << 20;
+    let (a, b) = (gpu.alloc_f32(N).ok()?, gpu.alloc_f32(N).ok()?);
+    let mut samples = gpu.time_runs(5, &mut || gpu.memcpy_dtod(&b, &a, N * 4)).ok()?;
+    samples.sort_by(f64::total_cmp);
+    let ms = *samples.get(samples.len() / 2)?;
+    (ms > 0.0).then(|| 2.0 * (N * 4) as f64 / (ms * 1e-3) / 1e9)
 }

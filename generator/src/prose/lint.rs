@@ -24,6 +24,10 @@ pub const MARKERS: &[&str] = &[
     "가정",
 ];
 
+/// Words that contain a marker but do not mark anything ("재계산" is recomputation, not a
+/// calculated number).
+const NOT_MARKERS: &[&str] = &["재계산"];
+
 /// A typed number with a measured unit: where it is in the body and what it says.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
@@ -105,6 +109,13 @@ pub fn find(body: &str, stop_at: Option<&str>) -> Vec<Finding> {
                     b.push(&t, range.start);
                 }
             }
+            // `$\approx 716$ µs`: the number is math, its unit prose; the pair is still a typed
+            // measurement. The math stands in as its trailing number (or as a word).
+            Event::InlineMath(latex) => {
+                if let Some(b) = stack.last_mut() {
+                    b.push(&trailing_number(&latex), range.start);
+                }
+            }
             Event::SoftBreak | Event::HardBreak => {
                 if let Some(b) = stack.last_mut() {
                     b.push(" ", range.start);
@@ -118,7 +129,13 @@ pub fn find(body: &str, stop_at: Option<&str>) -> Vec<Finding> {
 
 /// The findings of one block: sentence by sentence (a table row as a whole, with its header).
 fn scan_block(b: &Block) -> Vec<Finding> {
-    let marked = |s: &str| MARKERS.iter().any(|m| s.contains(m));
+    let marked = |s: &str| {
+        let mut t = s.to_string();
+        for n in NOT_MARKERS {
+            t = t.replace(n, "");
+        }
+        MARKERS.iter().any(|m| t.contains(m))
+    };
     if b.header.as_deref().is_some_and(marked) {
         return Vec::new();
     }
@@ -139,6 +156,28 @@ fn scan_block(b: &Block) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// The number a formula ends with (`\approx 716` → "716", `10^{3}` → "x"), for the lint.
+fn trailing_number(latex: &str) -> String {
+    let t = latex.trim_end();
+    let digits: String = t
+        .chars()
+        .rev()
+        .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | ','))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let boundary = t[..t.len() - digits.len()]
+        .chars()
+        .last()
+        .is_none_or(|c| !c.is_alphanumeric() && c != '^' && c != '_' && c != '}');
+    if digits.starts_with(|c: char| c.is_ascii_digit()) && boundary {
+        format!(" {digits}")
+    } else {
+        " x".into()
+    }
 }
 
 /// "3×4,096" or "2×(a+b)": a product being written out, not a ratio. (A "×" after a space, as in
@@ -195,6 +234,18 @@ mod tests {
         assert!(texts("수식 $x = 3.2\\,\\text{ms}$ 와 `5 ms` 는 prose가 아니다.\n").is_empty());
         assert!(texts("## 참고 자료\n\n- H100: 3.35 TB/s\n").is_empty());
         assert_eq!(texts("앞 문장(계산)은 2 ms. 뒤 문장은 5 ms.\n"), ["5 ms"]);
+        assert_eq!(
+            texts("하한은 $\\approx 716$ µs다.\n").len(),
+            1,
+            "a number in math, its unit outside"
+        );
+        assert!(texts("하한은 $\\approx 716$ µs다(계산).\n").is_empty());
+        assert!(texts("$10^{3}$ ms는 1 s다.\n").is_empty() || texts("$10^{3}$ ms는 1 s다.\n") == [" x ms"]);
+        assert_eq!(
+            texts("재계산에 120 ms가 든다.\n"),
+            ["120 ms"],
+            "재계산 is not a marker"
+        );
     }
 
     #[test]

@@ -102,6 +102,7 @@ mod tests {
                 date: String::new(),
                 frameworks: Default::default(),
             },
+            wall_s: None,
         }
     }
 

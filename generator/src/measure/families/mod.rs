@@ -128,17 +128,22 @@ pub struct ItemTime {
 }
 
 /// Run one family's items, reporting each outcome and where its time went through `done` as
-/// soon as it is known.
+/// soon as it is known; stop before the next item once `stop` is set.
 pub(crate) fn run(
     ctx: &mut Ctx,
     family: &str,
     items: &[Item],
+    stop: &std::sync::atomic::AtomicBool,
     done: &mut dyn FnMut(&Item, Outcome, ItemTime),
 ) {
     let Some(f) = self::family(family) else {
         return;
     };
     for item in items {
+        // Ctrl-C: the item in flight finishes, the rest wait for the next run.
+        if super::interrupt::requested(stop) {
+            break;
+        }
         let started = std::time::Instant::now();
         super::harness::take_phase_times();
         // FLOPs and bytes are the family's counts, the same for every variant's record.

@@ -7,7 +7,8 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -26,6 +27,8 @@ pub enum Exit {
     TimedOut,
     /// Could not be started at all.
     NotStarted(String),
+    /// Stopped by Ctrl-C (its group was killed).
+    Interrupted,
 }
 
 /// What a run produced.
@@ -41,31 +44,19 @@ pub struct Run {
 }
 
 /// Run `program args…` in `cwd` with extra environment variables; `on_line` gets each complete
-/// line of standard error as it arrives (for a progress bar).
+/// line of standard error as it arrives (for a progress bar). Once `stop` is set (Ctrl-C) the
+/// child's whole group is killed and the run ends as [`Exit::Interrupted`].
 pub fn run(
     program: &str,
     args: &[&str],
     cwd: &Path,
     env: &[(String, String)],
     timeout: Duration,
+    stop: &AtomicBool,
     on_line: &mut dyn FnMut(&str),
 ) -> Run {
     let started = Instant::now();
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        cmd.process_group(0);
-    }
-    let mut child = match cmd.spawn() {
+    let mut child = match spawn(program, args, cwd, env) {
         Ok(c) => c,
         Err(e) => {
             return Run {
@@ -77,64 +68,9 @@ pub fn run(
             }
         }
     };
-    let (out_tx, out_rx) = mpsc::channel::<(Vec<u8>, bool)>();
-    let mut stdout = child.stdout.take();
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let mut truncated = false;
-        if let Some(s) = stdout.as_mut() {
-            let mut chunk = [0u8; 65536];
-            while let Ok(n) = s.read(&mut chunk) {
-                if n == 0 {
-                    break;
-                }
-                if buf.len() + n <= STDOUT_CAP {
-                    buf.extend_from_slice(&chunk[..n]);
-                } else {
-                    truncated = true;
-                }
-            }
-        }
-        let _ = out_tx.send((buf, truncated));
-    });
+    let out_rx = drain_stdout(child.stdout.take());
     let lines: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
-    let (err_tx, err_rx) = mpsc::channel::<Vec<u8>>();
-    let mut stderr = child.stderr.take();
-    let pending = Arc::clone(&lines);
-    std::thread::spawn(move || {
-        let mut tail: Vec<u8> = Vec::new();
-        let mut partial: Vec<u8> = Vec::new();
-        if let Some(s) = stderr.as_mut() {
-            let mut chunk = [0u8; 8192];
-            while let Ok(n) = s.read(&mut chunk) {
-                if n == 0 {
-                    break;
-                }
-                tail.extend_from_slice(&chunk[..n]);
-                if tail.len() > 2 * STDERR_TAIL {
-                    tail.drain(..tail.len() - STDERR_TAIL);
-                }
-                partial.extend_from_slice(&chunk[..n]);
-                while let Some(p) = partial.iter().position(|&b| b == b'\n' || b == b'\r') {
-                    let line: Vec<u8> = partial.drain(..=p).collect();
-                    let text = String::from_utf8_lossy(&line).trim().to_string();
-                    if !text.is_empty() {
-                        if let Ok(mut l) = pending.lock() {
-                            l.push(text);
-                        }
-                    }
-                }
-                if partial.len() > STDERR_TAIL {
-                    partial.clear();
-                }
-            }
-        }
-        if tail.len() > STDERR_TAIL {
-            tail.drain(..tail.len() - STDERR_TAIL);
-        }
-        let _ = err_tx.send(tail);
-    });
-
+    let err_rx = drain_stderr(child.stderr.take(), Arc::clone(&lines));
     let drain_lines = |on_line: &mut dyn FnMut(&str)| {
         let taken: Vec<String> = lines
             .lock()
@@ -144,20 +80,7 @@ pub fn run(
             on_line(&l);
         }
     };
-    let exit = loop {
-        drain_lines(on_line);
-        match child.try_wait() {
-            Ok(Some(status)) => break Exit::Code(status.code()),
-            Ok(None) => {}
-            Err(e) => break Exit::NotStarted(format!("waiting for the lab failed: {e}")),
-        }
-        if started.elapsed() >= timeout {
-            kill_group(&mut child);
-            let _ = child.wait();
-            break Exit::TimedOut;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let exit = wait(&mut child, started, timeout, stop, &mut || drain_lines(on_line));
     // After a kill, a grandchild outside the group could still hold a pipe: wait a bounded time.
     let grace = Duration::from_secs(5);
     let (stdout, stdout_truncated) = out_rx.recv_timeout(grace).unwrap_or_default();
@@ -172,8 +95,125 @@ pub fn run(
     }
 }
 
+/// Start the child in a process group of its own, pipes for its output.
+fn spawn(program: &str, args: &[&str], cwd: &Path, env: &[(String, String)]) -> std::io::Result<Child> {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    cmd.spawn()
+}
+
+/// Poll the child until it exits, times out or is interrupted, passing on stderr lines.
+fn wait(
+    child: &mut Child,
+    started: Instant,
+    timeout: Duration,
+    stop: &AtomicBool,
+    lines: &mut dyn FnMut(),
+) -> Exit {
+    loop {
+        lines();
+        match child.try_wait() {
+            Ok(Some(status)) => return Exit::Code(status.code()),
+            Ok(None) => {}
+            Err(e) => return Exit::NotStarted(format!("waiting for the lab failed: {e}")),
+        }
+        let interrupted = crate::measure::interrupt::requested(stop);
+        if interrupted || started.elapsed() >= timeout {
+            kill_group(child);
+            let _ = child.wait();
+            return if interrupted {
+                Exit::Interrupted
+            } else {
+                Exit::TimedOut
+            };
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Read standard output on a thread, up to `STDOUT_CAP` bytes (whether it was cut comes back too).
+fn drain_stdout(stdout: Option<ChildStdout>) -> mpsc::Receiver<(Vec<u8>, bool)> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let mut truncated = false;
+        if let Some(mut s) = stdout {
+            let mut chunk = [0u8; 65536];
+            while let Ok(n) = s.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                if buf.len() + n <= STDOUT_CAP {
+                    buf.extend_from_slice(&chunk[..n]);
+                } else {
+                    truncated = true;
+                }
+            }
+        }
+        let _ = tx.send((buf, truncated));
+    });
+    rx
+}
+
+/// Read standard error on a thread: complete lines go to `lines` as they come, and the last
+/// `STDERR_TAIL` bytes come back at the end (for the error message).
+fn drain_stderr(stderr: Option<ChildStderr>, lines: Arc<Mutex<Vec<String>>>) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut tail: Vec<u8> = Vec::new();
+        let mut partial: Vec<u8> = Vec::new();
+        if let Some(mut s) = stderr {
+            let mut chunk = [0u8; 8192];
+            while let Ok(n) = s.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                tail.extend_from_slice(&chunk[..n]);
+                if tail.len() > 2 * STDERR_TAIL {
+                    tail.drain(..tail.len() - STDERR_TAIL);
+                }
+                partial.extend_from_slice(&chunk[..n]);
+                split_lines(&mut partial, &lines);
+            }
+        }
+        if tail.len() > STDERR_TAIL {
+            tail.drain(..tail.len() - STDERR_TAIL);
+        }
+        let _ = tx.send(tail);
+    });
+    rx
+}
+
+/// Move the complete lines at the front of `partial` into `lines`.
+fn split_lines(partial: &mut Vec<u8>, lines: &Mutex<Vec<String>>) {
+    while let Some(p) = partial.iter().position(|&b| b == b'\n' || b == b'\r') {
+        let line: Vec<u8> = partial.drain(..=p).collect();
+        let text = String::from_utf8_lossy(&line).trim().to_string();
+        if !text.is_empty() {
+            if let Ok(mut l) = lines.lock() {
+                l.push(text);
+            }
+        }
+    }
+    if partial.len() > STDERR_TAIL {
+        partial.clear();
+    }
+}
+
 #[cfg(unix)]
-fn kill_group(child: &mut std::process::Child) {
+fn kill_group(child: &mut Child) {
     // SAFETY: sends a signal to the process group the child leads (created with
     // process_group(0) above, so its id is the group id).
     unsafe {
@@ -183,6 +223,6 @@ fn kill_group(child: &mut std::process::Child) {
 }
 
 #[cfg(not(unix))]
-fn kill_group(child: &mut std::process::Child) {
+fn kill_group(child: &mut Child) {
     let _ = child.kill();
 }

@@ -9,7 +9,8 @@
 //! - `probe`: which Python, which framework versions, whether they see a GPU;
 //! - `deps`: the lab's source hash, following its local imports and the `.cu` files it loads;
 //! - `child`: the process, its group, its time-out, its pipes;
-//! - `records`: strict parsing of what it printed.
+//! - `records`: strict parsing of what it printed;
+//! - `run`: one lab into records, the planned labs in order with a log line each.
 //!
 //! `build` never needs Python: without one (or without the framework, or without a GPU) the
 //! shipped results are used and the build log says which labs were not run and why.
@@ -19,14 +20,16 @@ pub mod deps;
 pub mod manifest;
 pub mod probe;
 pub mod records;
+mod run;
 
-use super::results::{DeviceInfo, FailStage, Outcome, Provenance, Record, ResultsFile};
+pub use run::{run_one, run_planned, LabRun, LabsDone};
+
+use super::results::{DeviceInfo, FailStage, Outcome, Record, ResultsFile};
 use manifest::Lab;
 use probe::Env;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Duration;
 
 pub use manifest::load as load_manifests;
 
@@ -132,7 +135,7 @@ pub fn cached(file: &ResultsFile, lab: &Lab, key: &str) -> bool {
 
 /// Environment every lab runs with: the import path, unbuffered output, no bytecode files in
 /// the repository, the seed, and the settings the device machines require of every process.
-fn lab_env(root: &Path, seed: u64) -> Vec<(String, String)> {
+pub(crate) fn lab_env(root: &Path, seed: u64) -> Vec<(String, String)> {
     let labs = root.join("kernels").join("labs");
     let mut path = labs.to_string_lossy().into_owned();
     if let Ok(old) = std::env::var("PYTHONPATH") {
@@ -153,82 +156,6 @@ fn lab_env(root: &Path, seed: u64) -> Vec<(String, String)> {
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect()
-}
-
-/// Run one lab and turn what happened into records: its own, or one failure record that says
-/// why the whole run was rejected.
-pub fn run_one(
-    root: &Path,
-    lab: &Lab,
-    key: &str,
-    source_hash: &str,
-    provenance: &Provenance,
-    seed: u64,
-    on_line: &mut dyn FnMut(&str),
-) -> Vec<Record> {
-    let py = python();
-    let path = lab.path.to_string_lossy().into_owned();
-    let run = child::run(
-        &py,
-        &[&path],
-        root,
-        &lab_env(root, seed),
-        Duration::from_secs(lab.timeout_s),
-        on_line,
-    );
-    let tail = |s: &str| {
-        let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
-        lines[lines.len().saturating_sub(8)..].join("\n")
-    };
-    let parsed: Result<Vec<records::LabRecord>, (FailStage, String)> = match &run.exit {
-        child::Exit::NotStarted(e) => Err((FailStage::Crash, e.clone())),
-        child::Exit::TimedOut => Err((
-            FailStage::Timeout,
-            format!("killed after its time-out of {} s", lab.timeout_s),
-        )),
-        child::Exit::Code(c) if *c != Some(0) => Err((
-            FailStage::Crash,
-            format!(
-                "exited with {}: {}",
-                c.map_or("a signal".to_string(), |c| format!("status {c}")),
-                tail(&run.stderr_tail)
-            ),
-        )),
-        child::Exit::Code(_) if run.stdout_truncated => {
-            Err((FailStage::Output, "printed more than 64 MiB on stdout".into()))
-        }
-        child::Exit::Code(_) => records::parse(&run.stdout).map_err(|e| (FailStage::Output, e)),
-    };
-    let make = |variant: String, label: String, rung, baseline, params, outcome| Record {
-        family: lab.family.clone(),
-        variant,
-        label,
-        rung,
-        baseline,
-        params,
-        key: key.to_string(),
-        source_hash: source_hash.to_string(),
-        source_file: Some(lab.source_file.clone()),
-        outcome,
-        provenance: provenance.clone(),
-    };
-    match parsed {
-        Ok(recs) => recs
-            .into_iter()
-            .map(|r| make(r.variant, r.label, r.rung, r.baseline, r.params, r.outcome))
-            .collect(),
-        Err((stage, error)) => vec![make(
-            lab.id.clone(),
-            format!("lab {}", lab.id),
-            0,
-            false,
-            BTreeMap::new(),
-            Outcome::Failed {
-                stage,
-                error: format!("lab {} ({}): {error}", lab.id, lab.source_file),
-            },
-        )],
-    }
 }
 
 /// Replace a lab's records in `file` with `new` (a lab's output replaces all of its previous
@@ -283,47 +210,6 @@ pub fn plan(
         });
     }
     (out, cached_n)
-}
-
-/// Run the planned labs in order, replacing their records in `file`; one progress-bar step per
-/// lab, with the lab's latest stderr line as the message. Returns how many records were written.
-// One call site, each argument a different owner's (the plan, the file, the bar, the notes).
-#[allow(clippy::too_many_arguments)]
-pub fn run_planned(
-    root: &Path,
-    planned: &[Planned],
-    file: &mut ResultsFile,
-    provenance: &Provenance,
-    seed: u64,
-    bar: &indicatif::ProgressBar,
-    notes: &mut Vec<String>,
-    saved: &mut dyn FnMut(&ResultsFile),
-) -> usize {
-    let mut written = 0;
-    for p in planned {
-        bar.set_message(format!("lab {}", p.lab.id));
-        let mut prov = provenance.clone();
-        prov.frameworks = p.frameworks.clone();
-        let id = p.lab.id.clone();
-        let mut on_line = |l: &str| {
-            let short: String = l.chars().take(60).collect();
-            bar.set_message(format!("lab {id}: {short}"));
-        };
-        let recs = run_one(root, &p.lab, &p.key, &p.source_hash, &prov, seed, &mut on_line);
-        for r in &recs {
-            if let Outcome::Failed { stage, error } = &r.outcome {
-                if *stage != FailStage::Unsupported {
-                    notes.push(format!("{}/{}: {stage:?} failed: {error}", r.family, r.variant));
-                }
-            }
-        }
-        written += recs.len();
-        replace(file, &p.lab, recs);
-        // Labs take minutes each: keep what is measured even if a later lab hangs the machine.
-        saved(file);
-        bar.inc(1);
-    }
-    written
 }
 
 /// The labs this measure stage runs: selected, runnable with this Python and not cached.

@@ -56,12 +56,14 @@ pub fn run(root: &Path, python: &str) -> Result<Env, String> {
         root,
         &env,
         Duration::from_secs(180),
+        crate::measure::interrupt::flag(),
         &mut |_| {},
     );
     match r.exit {
         child::Exit::Code(Some(0)) => parse(&r.stdout),
         child::Exit::NotStarted(e) => Err(e),
         child::Exit::TimedOut => Err("the probe timed out".into()),
+        child::Exit::Interrupted => Err("interrupted".into()),
         child::Exit::Code(c) => Err(format!(
             "the probe exited with {c:?}: {}",
             r.stderr_tail.lines().last().unwrap_or("")
