@@ -2,7 +2,7 @@
 //!
 //! Why: the memory roof every other figure is drawn against is measured here, on the same GPU.
 
-use super::super::gpu::{Arg, Launch};
+use super::super::gpu::{Arg, DevBuf, Kernel, Launch};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
 use super::super::kernels::kernel_file;
 use super::super::plan::Item;
@@ -51,9 +51,9 @@ pub fn work(item: &Item) -> (f64, f64) {
     }
 }
 
+/// Set up (inputs shared by a size's variants), check and time one item.
 pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let n = item.p("n");
-    let n4 = n / 4;
     let sms = ctx.gpu.sm_count() as u64;
     let kernel = ctx.variant_kernel(FILE, item)?;
     let gpu = ctx.gpu;
@@ -62,36 +62,25 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let a_in = shared_input(ctx, "bandwidth_a", item, n as usize, (-1.0, 1.0))?;
     let (a_host, a) = (&a_in.host, &a_in.dev);
     let out = gpu.alloc_f32(n as usize)?;
-
     if item.variant.starts_with("vector_add") {
-        let b_in = shared_input(ctx, "bandwidth_b", item, n as usize, (-1.0, 1.0))?;
-        let (b_host, b) = (&b_in.host, &b_in.dev);
-        let k = kernel.ok_or_else(|| Fail::new(FailStage::Compile, "no kernel"))?;
-        // The naive kernel takes one float per thread; the vec4 one two float4s per thread.
-        let (cfg, count) = if item.variant == "vector_add_naive" {
-            (Launch::linear(blocks(n, 256), 256)?, n)
-        } else {
-            (Launch::linear(blocks(n4, 256 * 2), 256)?, n4)
-        };
-        return check_and_time(
-            gpu,
-            1e-6,
-            &[&out],
-            &mut || {
-                gpu.launch(
-                    &k,
-                    cfg,
-                    &[Arg::Buf(a), Arg::Buf(b), Arg::Buf(&out), Arg::U64(count)],
-                )
-            },
-            &mut || {
-                let o = gpu.download_f32(&out, n as usize)?;
-                Ok(rel_error_fn(&o, |i| a_host[i] as f64 + b_host[i] as f64))
-            },
-        );
+        return vector_add(ctx, item, kernel, (a_host, a), &out);
     }
+    let (cfg, count) = copy_config(item.variant, n, sms)?;
+    let mut run = || match &kernel {
+        None => gpu.memcpy_dtod(&out, a, (n * 4) as usize),
+        Some(k) => gpu.launch(k, cfg, &[Arg::Buf(a), Arg::Buf(&out), Arg::U64(count)]),
+    };
+    // A copy must be exact.
+    check_and_time(gpu, 0.0, &[&out], &mut run, &mut || {
+        let o = gpu.download_f32(&out, n as usize)?;
+        Ok(rel_error_f32(&o, a_host))
+    })
+}
 
-    let (cfg, count) = match item.variant {
+/// A copy rung's launch and the element count it is passed (float4s for the vec4 rungs).
+fn copy_config(variant: &str, n: u64, sms: u64) -> Res<(Launch, u64)> {
+    let n4 = n / 4;
+    Ok(match variant {
         "memcpy" => (Launch::linear(1, 1)?, n),
         "copy_naive" => (Launch::linear(blocks(n, 256), 256)?, n),
         "copy_grid_stride" => (Launch::linear(sms * 8, 256)?, n),
@@ -103,14 +92,42 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
                 format!("no launch configuration for {other}"),
             ))
         }
-    };
-    let mut run = || match &kernel {
-        None => gpu.memcpy_dtod(&out, a, (n * 4) as usize),
-        Some(k) => gpu.launch(k, cfg, &[Arg::Buf(a), Arg::Buf(&out), Arg::U64(count)]),
-    };
-    // A copy must be exact.
-    check_and_time(gpu, 0.0, &[&out], &mut run, &mut || {
-        let o = gpu.download_f32(&out, n as usize)?;
-        Ok(rel_error_f32(&o, a_host))
     })
+}
+
+/// A vector-add rung: c = a + b, with b shared by the size's variants like a.
+fn vector_add(
+    ctx: &mut Ctx,
+    item: &Item,
+    kernel: Option<Kernel>,
+    (a_host, a): (&[f32], &DevBuf),
+    out: &DevBuf,
+) -> Res<Timing> {
+    let (n, gpu) = (item.p("n"), ctx.gpu);
+    let n4 = n / 4;
+    let b_in = shared_input(ctx, "bandwidth_b", item, n as usize, (-1.0, 1.0))?;
+    let (b_host, b) = (&b_in.host, &b_in.dev);
+    let k = kernel.ok_or_else(|| Fail::new(FailStage::Compile, "no kernel"))?;
+    // The naive kernel takes one float per thread; the vec4 one two float4s per thread.
+    let (cfg, count) = if item.variant == "vector_add_naive" {
+        (Launch::linear(blocks(n, 256), 256)?, n)
+    } else {
+        (Launch::linear(blocks(n4, 256 * 2), 256)?, n4)
+    };
+    check_and_time(
+        gpu,
+        1e-6,
+        &[out],
+        &mut || {
+            gpu.launch(
+                &k,
+                cfg,
+                &[Arg::Buf(a), Arg::Buf(b), Arg::Buf(out), Arg::U64(count)],
+            )
+        },
+        &mut || {
+            let o = gpu.download_f32(out, n as usize)?;
+            Ok(rel_error_fn(&o, |i| a_host[i] as f64 + b_host[i] as f64))
+        },
+    )
 }

@@ -8,7 +8,7 @@
 //! Why cuBLAS is the baseline: it is what a reader's FP32 matmul would use, measured in the same
 //! run on the same GPU.
 
-use super::super::gpu::{Arg, DevBuf, Gpu, Launch};
+use super::super::gpu::{Arg, DevBuf, Gpu, Kernel, Launch};
 use super::super::harness::{check_and_time, Ctx, Fail, Res};
 use super::super::kernels::kernel_file;
 use super::super::plan::Item;
@@ -124,29 +124,55 @@ fn cublas_small_check(gpu: &Gpu, seed: u64) -> anyhow::Result<f64> {
     Ok(rel_error(&c, &matmul_f64(&a, &b, s, s, s)))
 }
 
-pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
-    let (m, n, k) = (item.p("m") as usize, item.p("n") as usize, item.p("k") as usize);
-    if m % 128 != 0 || n % 128 != 0 || k % 128 != 0 {
+/// One item's operands on the device and (`ops`) on the host, its output and its seed: what the
+/// cuBLAS baseline and every rung read.
+struct Problem<'a> {
+    gpu: &'a Gpu,
+    a: &'a DevBuf,
+    b: &'a DevBuf,
+    c: &'a DevBuf,
+    ops: Operands<'a>,
+    seed: u64,
+}
+
+/// The host A and B and their device copies, shared by a size's variants.
+type SharedAb = (Vec<f32>, DevBuf, Vec<f32>, DevBuf);
+
+/// Draw A (m × k) and B (k × n) from `seed` and upload them.
+fn upload_operands(gpu: &Gpu, seed: u64, m: usize, n: usize, k: usize) -> Res<SharedAb> {
+    let (a_host, a) = super::random_input(gpu, m * k, seed ^ 0xa, -1.0, 1.0)?;
+    let (b_host, b) = super::random_input(gpu, k * n, seed ^ 0xb, -1.0, 1.0)?;
+    Ok((a_host, a, b_host, b))
+}
+
+/// Refuse sizes the block tiles do not divide.
+fn supported(variant: &str, m: usize, n: usize, k: usize) -> Res<()> {
+    if !m.is_multiple_of(128) || !n.is_multiple_of(128) || !k.is_multiple_of(128) {
         return Err(Fail::new(
             FailStage::Unsupported,
             "sizes must be multiples of 128",
         ));
     }
     // sgemm_ring's block tile is 128 × 256 (M × N).
-    if item.variant == "sgemm_ring" && n % 256 != 0 {
+    if variant == "sgemm_ring" && !n.is_multiple_of(256) {
         return Err(Fail::new(
             FailStage::Unsupported,
             "sgemm_ring needs n to be a multiple of 256",
         ));
     }
+    Ok(())
+}
+
+/// Set up (operands shared by the size's variants), check and time one item.
+pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
+    let (m, n, k) = (item.p("m") as usize, item.p("n") as usize, item.p("k") as usize);
+    supported(item.variant, m, n, k)?;
     let seed = ctx.seed(item);
     let kernel = ctx.variant_kernel(item.source_file.unwrap_or(FILE), item)?;
     let gpu = ctx.gpu;
     // The variants of a size share A and B (see `Ctx::shared`).
     let ab = ctx.shared("sgemm_ab", &format!("{:?}", item.params), |gpu, seed| {
-        let (a_host, a) = super::random_input(gpu, m * k, seed ^ 0xa, -1.0, 1.0)?;
-        let (b_host, b) = super::random_input(gpu, k * n, seed ^ 0xb, -1.0, 1.0)?;
-        Ok((a_host, a, b_host, b))
+        upload_operands(gpu, seed, m, n, k)
     })?;
     let (a_host, a, b_host, b) = (&ab.0, &ab.1, &ab.2, &ab.3);
     let c = gpu.alloc_f32(m * n)?;
@@ -157,67 +183,95 @@ pub fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
         n,
         k,
     };
-
-    let Some(kern) = kernel else {
-        if !gpu.has_cublas() {
-            return Err(Fail::new(FailStage::Unsupported, "cuBLAS library not found"));
-        }
-        return check_and_time(
-            gpu,
-            TOL,
-            &[&c],
-            &mut || gpu.sgemm_cublas(m, n, k, a, b, &c),
-            &mut || {
-                let small = cublas_small_check(gpu, seed)?;
-                let out = gpu.download_f32(&c, m * n)?;
-                Ok(small.max(sampled_rel(&out, &ops, 256, seed)))
-            },
-        );
+    let p = Problem {
+        gpu,
+        a,
+        b,
+        c: &c,
+        ops,
+        seed,
     };
+    match kernel {
+        None => time_cublas(&p),
+        Some(kern) => time_kernel(&p, item.variant, &kern),
+    }
+}
 
+/// The cuBLAS baseline: its check is the 256³ f64 product and 256 sampled entries at this size.
+fn time_cublas(p: &Problem) -> Res<Timing> {
+    let (gpu, a, b, c, seed) = (p.gpu, p.a, p.b, p.c, p.seed);
+    let Operands { m, n, k, .. } = p.ops;
+    if !gpu.has_cublas() {
+        return Err(Fail::new(FailStage::Unsupported, "cuBLAS library not found"));
+    }
+    check_and_time(
+        gpu,
+        TOL,
+        &[c],
+        &mut || gpu.sgemm_cublas(m, n, k, a, b, c),
+        &mut || {
+            let small = cublas_small_check(gpu, seed)?;
+            let out = gpu.download_f32(c, m * n)?;
+            Ok(small.max(sampled_rel(&out, &p.ops, 256, seed)))
+        },
+    )
+}
+
+/// Time one rung, checked against cuBLAS's output on the same inputs (or sampled f64 entries).
+fn time_kernel(p: &Problem, variant: &str, kern: &Kernel) -> Res<Timing> {
+    let (gpu, a, b, c) = (p.gpu, p.a, p.b, p.c);
+    let Operands { m, n, k, .. } = p.ops;
     // The reference for the kernel: cuBLAS on the same inputs (or sampled f64 without cuBLAS).
     let c_ref = if gpu.has_cublas() {
         Some(cublas_reference(gpu, m, n, k, a, b)?)
     } else {
         None
     };
-    let (mu, nu) = (m as u32, n as u32);
-    let cfg = match item.variant {
-        "sgemm_naive" => Launch::grid2(mu / 32, nu / 32, 32, 32),
-        "sgemm_coalesced" | "sgemm_smem" => Launch::grid2(nu / 32, mu / 32, 32, 32),
-        "sgemm_blocktile_1d" => Launch::grid2(nu / 64, mu / 64, 512, 1),
-        "sgemm_ring" => Launch::grid2(nu / 256, mu / 128, 256, 1),
-        _ => Launch::grid2(nu / 128, mu / 128, 256, 1),
-    };
+    let cfg = launch_config(variant, m, n);
     let args = [
         Arg::I32(m as i32),
         Arg::I32(n as i32),
         Arg::I32(k as i32),
         Arg::Buf(a),
         Arg::Buf(b),
-        Arg::Buf(&c),
+        Arg::Buf(c),
     ];
-    check_and_time(
-        gpu,
-        TOL,
-        &[&c],
-        &mut || gpu.launch(&kern, cfg, &args),
-        &mut || {
-            let out = gpu.download_f32(&c, m * n)?;
-            Ok(match &c_ref {
-                Some(r) => rel_error_f32(&out, r),
-                None => {
-                    if out.iter().any(|v| !v.is_finite()) {
-                        f64::INFINITY
-                    } else {
-                        sampled_rel(&out, &ops, 4096, seed)
-                    }
-                }
-            })
-        },
-    )
+    check_and_time(gpu, TOL, &[c], &mut || gpu.launch(kern, cfg, &args), &mut || {
+        kernel_rel(p, c_ref.as_deref())
+    })
 }
 
+/// A rung's grid and block (its block tile over M × N).
+fn launch_config(variant: &str, m: usize, n: usize) -> Launch {
+    let (mu, nu) = (m as u32, n as u32);
+    match variant {
+        "sgemm_naive" => Launch::grid2(mu / 32, nu / 32, 32, 32),
+        "sgemm_coalesced" | "sgemm_smem" => Launch::grid2(nu / 32, mu / 32, 32, 32),
+        "sgemm_blocktile_1d" => Launch::grid2(nu / 64, mu / 64, 512, 1),
+        "sgemm_ring" => Launch::grid2(nu / 256, mu / 128, 256, 1),
+        _ => Launch::grid2(nu / 128, mu / 128, 256, 1),
+    }
+}
+
+/// A rung's error: against cuBLAS's output when there is one, else (all entries finite) on 4096
+/// sampled f64 entries.
+fn kernel_rel(p: &Problem, c_ref: Option<&[f32]>) -> anyhow::Result<f64> {
+    let (gpu, c, seed) = (p.gpu, p.c, p.seed);
+    let Operands { m, n, .. } = p.ops;
+    let out = gpu.download_f32(c, m * n)?;
+    Ok(match c_ref {
+        Some(r) => rel_error_f32(&out, r),
+        None => {
+            if out.iter().any(|v| !v.is_finite()) {
+                f64::INFINITY
+            } else {
+                sampled_rel(&out, &p.ops, 4096, seed)
+            }
+        }
+    })
+}
+
+/// cuBLAS's product of the device operands, on the host.
 fn cublas_reference(
     gpu: &Gpu,
     m: usize,

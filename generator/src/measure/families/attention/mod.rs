@@ -21,9 +21,10 @@ use super::super::reference::{
 };
 use super::super::results::{FailStage, Timing};
 use super::Family;
-use runner::{make_io, small_check, workspace_bytes, Runner, Shape};
+use runner::{make_io, small_check, workspace_bytes, Io, Runner, Shape};
 use std::rc::Rc;
 
+mod pass;
 mod runner;
 
 pub(crate) const FAMILY: Family = Family {
@@ -165,23 +166,7 @@ fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     let io_key = format!("heads {} n {} d {}", s.heads, s.n, s.d);
     let io = ctx.shared("attention_io", &io_key, |gpu, seed| Ok(make_io(gpu, s, seed)?))?;
     let key = format!("{:?}", item.params);
-    // Standard attention's output on the same inputs, where it fits (its workspace is freed
-    // before the variant's own is allocated).
-    let standard_out: Rc<Option<Vec<f32>>> = if variant == "standard" {
-        Rc::new(None)
-    } else if let Some(r) = ctx.get_shared("attention_standard_out", &key) {
-        r
-    } else {
-        let out = match Runner::new(ctx, "standard", s, &io) {
-            Ok(std) => {
-                ctx.gpu.fill_nan(&io.o)?;
-                std.run(ctx.gpu, s, &io)?;
-                Some(bf16_to_f32(&ctx.gpu.download_u16(&io.o, s.elems())?))
-            }
-            Err(_) => None,
-        };
-        ctx.put_shared("attention_standard_out", &key, out)
-    };
+    let standard_out = standard_output(ctx, variant, s, &io, &key)?;
     let reference = standard_out.as_ref().as_ref();
     // The sampled rows and their f64 reference are the shape's (and mask's), shared by its
     // variants like the inputs: 64 rows, each a pass over up to N keys.
@@ -202,4 +187,25 @@ fn measure(ctx: &mut Ctx, item: &Item) -> Res<Timing> {
     })?;
     t.workspace_bytes = Some(workspace_bytes(variant, s) as f64);
     Ok(t)
+}
+
+/// Standard attention's output on the same inputs, where it fits (its workspace is freed
+/// before the variant's own is allocated), made once per shape and mask; `None` for the
+/// baseline itself and where standard does not fit.
+fn standard_output(ctx: &mut Ctx, variant: &str, s: Shape, io: &Io, key: &str) -> Res<Rc<Option<Vec<f32>>>> {
+    Ok(if variant == "standard" {
+        Rc::new(None)
+    } else if let Some(r) = ctx.get_shared("attention_standard_out", key) {
+        r
+    } else {
+        let out = match Runner::new(ctx, "standard", s, io) {
+            Ok(std) => {
+                ctx.gpu.fill_nan(&io.o)?;
+                std.run(ctx.gpu, s, io)?;
+                Some(bf16_to_f32(&ctx.gpu.download_u16(&io.o, s.elems())?))
+            }
+            Err(_) => None,
+        };
+        ctx.put_shared("attention_standard_out", key, out)
+    })
 }

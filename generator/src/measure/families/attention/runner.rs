@@ -1,11 +1,12 @@
-//! One attention variant ready to run at one shape: its kernels, workspace and launch, the
-//! shape's inputs, and the small-shape check every variant passes before it is timed.
+//! One attention variant ready to run at one shape: its kernels and workspace, the shape's
+//! inputs, and the small-shape check every variant passes before it is timed.
 //!
 //! Why apart from `mod.rs`: that file holds what the family is (plan, work, the measuring steps);
-//! this one how each rung is launched, which is long because the rungs differ most here.
+//! this one how each rung is set up, and `pass.rs` how it is launched: the rungs differ most
+//! there.
 
 use super::{FILE, HOPPER_FILE};
-use crate::measure::gpu::{Arg, DevBuf, Dtype, Gpu, Kernel, Launch, RowMajorGemm, TensorMap};
+use crate::measure::gpu::{DevBuf, Dtype, Gpu, Kernel, TensorMap};
 use crate::measure::harness::{Ctx, Fail, Res};
 use crate::measure::reference::{attention_rows_f64, attention_rows_vs, random_bf16};
 use crate::measure::results::FailStage;
@@ -122,24 +123,7 @@ impl Runner {
     /// Compile and allocate; a workspace that does not fit is `Unsupported`, with its size.
     pub(super) fn new(ctx: &mut Ctx, variant: &str, s: Shape, io: &Io) -> Res<Runner> {
         let ws = workspace_bytes(variant, s);
-        if ws > 0 {
-            let (free, _) = ctx.gpu.mem_info()?;
-            if ws + MARGIN > free {
-                let what = if variant == "naive" {
-                    "S (FP32)"
-                } else {
-                    "S (FP32) and P (BF16)"
-                };
-                return Err(Fail::new(
-                    FailStage::Unsupported,
-                    format!(
-                        "skipped: out of memory — {what} would need {:.1} GiB; {:.1} GiB of device memory free",
-                        ws as f64 / GIB,
-                        free as f64 / GIB
-                    ),
-                ));
-            }
-        }
+        fits(ctx.gpu, variant, ws)?;
         if !s.n.is_multiple_of(128) || (s.d != 64 && s.d != 128) {
             return Err(Fail::new(
                 FailStage::Unsupported,
@@ -164,32 +148,9 @@ impl Runner {
                     p: gpu.alloc(s.s_elems() * 2)?,
                 }
             }
-            "flash_simt" | "flash_tc" => {
-                let kernel = ctx.kernel(FILE, &format!("{variant}_d{}", s.d))?;
-                let smem = flash_smem(variant, s.d);
-                gpu.set_max_dynamic_smem(&kernel, smem)?;
-                let (threads, rows_per_block) = if variant == "flash_tc" {
-                    (256, 128)
-                } else {
-                    (128, 32)
-                };
-                Runner::Flash {
-                    kernel,
-                    smem,
-                    threads,
-                    rows_per_block,
-                }
-            }
+            "flash_simt" | "flash_tc" => Runner::flash(ctx, variant, s)?,
             "flash_wgmma" | "flash_wgmma_pipe" | "flash_wgmma_pingpong" => {
-                let kernel = ctx.kernel(HOPPER_FILE, &format!("{variant}_d{}", s.d))?;
-                let smem = flash_smem(variant, s.d);
-                gpu.set_max_dynamic_smem(&kernel, smem)?;
-                let map = |b: &DevBuf| gpu.tensor_map(b, Dtype::Bf16, s.heads * s.n, s.d, 128, 64);
-                Runner::Wgmma {
-                    kernel,
-                    smem,
-                    maps: Box::new([map(&io.q)?, map(&io.k)?, map(&io.v)?]),
-                }
+                Runner::wgmma(ctx, variant, s, io)?
             }
             other => {
                 return Err(Fail::new(
@@ -200,138 +161,61 @@ impl Runner {
         })
     }
 
-    /// Enqueue one complete forward pass.
-    pub(super) fn run(&self, gpu: &Gpu, s: Shape, io: &Io) -> anyhow::Result<()> {
-        let (n, d, heads) = (s.n, s.d, s.heads);
-        let scale = 1.0 / (d as f32).sqrt();
-        let causal = Arg::I32(s.causal as i32);
-        match self {
-            Runner::Naive {
-                scores,
-                softmax,
-                pv,
-                s: sbuf,
-            } => {
-                let tiles = (n / 32) as u32;
-                gpu.launch(
-                    scores,
-                    Launch {
-                        grid: (tiles, tiles, heads as u32),
-                        block: (32, 32, 1),
-                        smem: 0,
-                        cluster: None,
-                    },
-                    &[
-                        Arg::Buf(&io.q),
-                        Arg::Buf(&io.k),
-                        Arg::Buf(sbuf),
-                        Arg::I32(n as i32),
-                        Arg::I32(d as i32),
-                        Arg::F32(scale),
-                    ],
-                )?;
-                gpu.launch(
-                    softmax,
-                    Launch::linear((heads * n) as u64, 256)?,
-                    &[Arg::Buf(sbuf), Arg::I32(n as i32), causal],
-                )?;
-                gpu.launch(
-                    pv,
-                    Launch {
-                        grid: ((d / 32) as u32, tiles, heads as u32),
-                        block: (32, 32, 1),
-                        smem: 0,
-                        cluster: None,
-                    },
-                    &[
-                        Arg::Buf(sbuf),
-                        Arg::Buf(&io.v),
-                        Arg::Buf(&io.o),
-                        Arg::I32(n as i32),
-                        Arg::I32(d as i32),
-                    ],
-                )
-            }
-            Runner::Standard { softmax, s: sbuf, p } => {
-                gpu.gemm_bf16(&RowMajorGemm {
-                    m: n,
-                    n,
-                    k: d,
-                    batch: heads,
-                    alpha: scale,
-                    a: &io.q,
-                    stride_a: n * d,
-                    b: &io.k,
-                    stride_b: n * d,
-                    b_is_nk: true,
-                    c: sbuf,
-                    stride_c: n * n,
-                    c_type: Dtype::F32,
-                })?;
-                gpu.launch(
-                    softmax,
-                    Launch::linear((heads * n) as u64, 256)?,
-                    &[Arg::Buf(sbuf), Arg::Buf(p), Arg::I32(n as i32), causal],
-                )?;
-                gpu.gemm_bf16(&RowMajorGemm {
-                    m: n,
-                    n: d,
-                    k: n,
-                    batch: heads,
-                    alpha: 1.0,
-                    a: p,
-                    stride_a: n * n,
-                    b: &io.v,
-                    stride_b: n * d,
-                    b_is_nk: false,
-                    c: &io.o,
-                    stride_c: n * d,
-                    c_type: Dtype::Bf16,
-                })
-            }
-            Runner::Flash {
-                kernel,
-                smem,
-                threads,
-                rows_per_block,
-            } => gpu.launch(
-                kernel,
-                Launch {
-                    grid: ((n / rows_per_block) as u32, heads as u32, 1),
-                    block: (*threads, 1, 1),
-                    smem: *smem,
-                    cluster: None,
-                },
-                &[
-                    Arg::Buf(&io.q),
-                    Arg::Buf(&io.k),
-                    Arg::Buf(&io.v),
-                    Arg::Buf(&io.o),
-                    Arg::I32(n as i32),
-                    Arg::F32(scale * std::f32::consts::LOG2_E),
-                    causal,
-                ],
-            ),
-            Runner::Wgmma { kernel, smem, maps } => gpu.launch(
-                kernel,
-                Launch {
-                    grid: ((n / 128) as u32, heads as u32, 1),
-                    block: (384, 1, 1),
-                    smem: *smem,
-                    cluster: None,
-                },
-                &[
-                    Arg::TensorMap(&maps[0]),
-                    Arg::TensorMap(&maps[1]),
-                    Arg::TensorMap(&maps[2]),
-                    Arg::Buf(&io.o),
-                    Arg::I32(n as i32),
-                    Arg::F32(scale * std::f32::consts::LOG2_E),
-                    causal,
-                ],
-            ),
+    /// A CUDA-core or mma.sync FlashAttention rung: its kernel for d, shared memory and blocks.
+    fn flash(ctx: &mut Ctx, variant: &str, s: Shape) -> Res<Runner> {
+        let gpu = ctx.gpu;
+        let kernel = ctx.kernel(FILE, &format!("{variant}_d{}", s.d))?;
+        let smem = flash_smem(variant, s.d);
+        gpu.set_max_dynamic_smem(&kernel, smem)?;
+        let (threads, rows_per_block) = if variant == "flash_tc" {
+            (256, 128)
+        } else {
+            (128, 32)
+        };
+        Ok(Runner::Flash {
+            kernel,
+            smem,
+            threads,
+            rows_per_block,
+        })
+    }
+
+    /// A Hopper rung: its kernel for d, shared memory and the TMA maps of Q, K and V.
+    fn wgmma(ctx: &mut Ctx, variant: &str, s: Shape, io: &Io) -> Res<Runner> {
+        let gpu = ctx.gpu;
+        let kernel = ctx.kernel(HOPPER_FILE, &format!("{variant}_d{}", s.d))?;
+        let smem = flash_smem(variant, s.d);
+        gpu.set_max_dynamic_smem(&kernel, smem)?;
+        let map = |b: &DevBuf| gpu.tensor_map(b, Dtype::Bf16, s.heads * s.n, s.d, 128, 64);
+        Ok(Runner::Wgmma {
+            kernel,
+            smem,
+            maps: Box::new([map(&io.q)?, map(&io.k)?, map(&io.v)?]),
+        })
+    }
+}
+
+/// A workspace of `ws` bytes that does not fit beside the margin is `Unsupported`, with its size.
+fn fits(gpu: &Gpu, variant: &str, ws: usize) -> Res<()> {
+    if ws > 0 {
+        let (free, _) = gpu.mem_info()?;
+        if ws + MARGIN > free {
+            let what = if variant == "naive" {
+                "S (FP32)"
+            } else {
+                "S (FP32) and P (BF16)"
+            };
+            return Err(Fail::new(
+                FailStage::Unsupported,
+                format!(
+                    "skipped: out of memory — {what} would need {:.1} GiB; {:.1} GiB of device memory free",
+                    ws as f64 / GIB,
+                    free as f64 / GIB
+                ),
+            ));
         }
     }
+    Ok(())
 }
 
 /// Run `variant` once at the small shape on fresh inputs and compare every element with f64.

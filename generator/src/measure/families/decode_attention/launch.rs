@@ -6,7 +6,7 @@
 
 use super::cache::{choose_splits, Cache, Shape};
 use super::{Run, D, FILE, TILE};
-use crate::measure::gpu::{Arg, DevBuf, Launch};
+use crate::measure::gpu::{Arg, DevBuf, Gpu, Kernel, Launch};
 use crate::measure::harness::{Ctx, Res};
 
 /// A buffer argument, or a null pointer for an unused one.
@@ -145,14 +145,26 @@ fn split<'g: 'a, 'a>(
             ],
         )?;
         if splits > 1 {
-            let args = [
-                Arg::Buf(&part_acc),
-                Arg::Buf(&part_ml),
-                Arg::Buf(o),
-                Arg::I32(splits as i32),
-            ];
-            gpu.launch(&combine, combine_cfg, &args)?;
+            combine_partials(gpu, (&combine, combine_cfg), (&part_acc, &part_ml), o, splits)?;
         }
         Ok(())
     }))
+}
+
+/// The combine pass of a split rung: merge each query head's `splits` partial softmax states
+/// (accumulators, max and sum) into its output row.
+fn combine_partials(
+    gpu: &Gpu,
+    (combine, combine_cfg): (&Kernel, Launch),
+    (part_acc, part_ml): (&DevBuf, &DevBuf),
+    o: &DevBuf,
+    splits: usize,
+) -> anyhow::Result<()> {
+    let args = [
+        Arg::Buf(part_acc),
+        Arg::Buf(part_ml),
+        Arg::Buf(o),
+        Arg::I32(splits as i32),
+    ];
+    gpu.launch(combine, combine_cfg, &args)
 }

@@ -76,6 +76,30 @@ pub const DECODE_SHAPES: &[(u64, u64, u64)] = &[
 /// tile's 8 columns).
 pub const DECODE_V2_MAX_GROUP: u64 = 8;
 
+/// The eight rungs, in ladder order.
+const RUNGS: &[V] = &[
+    V("naive", "one warp per query head, key by key"),
+    V(
+        "gqa",
+        "one CTA per KV head serves its query heads (K/V read once)",
+    ),
+    V("split_kv", "Flash-Decoding: context split over CTAs + combine"),
+    V(
+        "paged",
+        "split_kv through a block table (16-token blocks, shuffled)",
+    ),
+    V("kv_int8", "split_kv, int8 KV cache (per-token scales)"),
+    V("kv_fp8", "split_kv, FP8 E4M3 KV cache (per-token scales)"),
+    V(
+        "split_kv_v2",
+        "split_kv on tensor cores, K/V bulk-copied into a per-warp shared-memory ring",
+    ),
+    V(
+        "paged_v2",
+        "split_kv_v2 through the block table (one page per step)",
+    ),
+];
+
 /// The eight-rung ladder at every shape; the v2 rungs skip MQA, and the cache-layout rungs run
 /// only where the cards compare them.
 pub fn items() -> Vec<Item> {
@@ -84,28 +108,7 @@ pub fn items() -> Vec<Item> {
         out.extend(ladder(
             "decode_attention",
             FILE,
-            &[
-                V("naive", "one warp per query head, key by key"),
-                V(
-                    "gqa",
-                    "one CTA per KV head serves its query heads (K/V read once)",
-                ),
-                V("split_kv", "Flash-Decoding: context split over CTAs + combine"),
-                V(
-                    "paged",
-                    "split_kv through a block table (16-token blocks, shuffled)",
-                ),
-                V("kv_int8", "split_kv, int8 KV cache (per-token scales)"),
-                V("kv_fp8", "split_kv, FP8 E4M3 KV cache (per-token scales)"),
-                V(
-                    "split_kv_v2",
-                    "split_kv on tensor cores, K/V bulk-copied into a per-warp shared-memory ring",
-                ),
-                V(
-                    "paged_v2",
-                    "split_kv_v2 through the block table (one page per step)",
-                ),
-            ],
+            RUNGS,
             &params(&[
                 ("b", b),
                 ("hq", DECODE_HQ),

@@ -5,7 +5,7 @@
 
 use super::cache::Shape;
 use super::Run;
-use crate::measure::gpu::{Arg, DevBuf, Launch};
+use crate::measure::gpu::{Arg, DevBuf, Gpu, Launch};
 use crate::measure::harness::{Ctx, Fail, Res};
 use crate::measure::results::FailStage;
 
@@ -34,18 +34,9 @@ pub fn choose_splits_v2(s: Shape, sm_count: usize) -> usize {
     splits
 }
 
-/// A launcher of `variant` (split_kv_v2 or paged_v2) for shape `s`: the workspaces (partials and
-/// the per-(sequence, KV head) tickets of the last-CTA merge) live in the closure. Returns it
-/// with the split count.
-pub(super) fn runner<'g: 'a, 'a>(
-    ctx: &mut Ctx<'g>,
-    s: Shape,
-    variant: &str,
-    q: &'a DevBuf,
-    (k, v, table): (&'a DevBuf, &'a DevBuf, Option<&'a DevBuf>),
-    o: &'a DevBuf,
-    scale_log2: f32,
-) -> Res<(Run<'a>, usize)> {
+/// The split count of shape `s` on this GPU, if the v2 kernels can run it: at most 8 query heads
+/// per KV head, sm_90 or later, and a full step per warp in every split.
+fn supported_splits(gpu: &Gpu, s: Shape) -> Res<usize> {
     let g = s.hq / s.hkv;
     if g > 8 {
         return Err(Fail::new(
@@ -53,7 +44,6 @@ pub(super) fn runner<'g: 'a, 'a>(
             "the v2 kernels take at most 8 query heads per KV head",
         ));
     }
-    let gpu = ctx.gpu;
     // cp.async.bulk and mbarriers (the K/V ring) exist from sm_90 on; earlier GPUs would fail
     // to compile the file, which is a limit of the machine, not a broken kernel.
     let sm: u32 = gpu.arch().trim_start_matches("sm_").parse().unwrap_or(0);
@@ -70,6 +60,24 @@ pub(super) fn runner<'g: 'a, 'a>(
             "the v2 kernels need ctx a multiple of 16 and 16 · 8 keys per split",
         ));
     }
+    Ok(splits)
+}
+
+/// A launcher of `variant` (split_kv_v2 or paged_v2) for shape `s`: the workspaces (partials and
+/// the per-(sequence, KV head) tickets of the last-CTA merge) live in the closure. Returns it
+/// with the split count.
+pub(super) fn runner<'g: 'a, 'a>(
+    ctx: &mut Ctx<'g>,
+    s: Shape,
+    variant: &str,
+    q: &'a DevBuf,
+    (k, v, table): (&'a DevBuf, &'a DevBuf, Option<&'a DevBuf>),
+    o: &'a DevBuf,
+    scale_log2: f32,
+) -> Res<(Run<'a>, usize)> {
+    let g = s.hq / s.hkv;
+    let gpu = ctx.gpu;
+    let splits = supported_splits(gpu, s)?;
     let cache = if variant == "paged_v2" { "paged" } else { "bf16" };
     let kern = ctx.kernel(FILE, &format!("decode_v2_{cache}_g{g}"))?;
     gpu.set_max_dynamic_smem(&kern, RING_BYTES as u32)?;
