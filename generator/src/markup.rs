@@ -62,8 +62,16 @@ pub fn scan(body: &str, base: usize) -> Vec<Piece> {
     // An open figure or include block: (is_include, body, range).
     let mut figure: Option<(bool, String, Range<usize>)> = None;
     let mut in_code = false;
+    // Depth inside raw-HTML elements whose text is not prose (see `html_math`).
+    let mut html_skip = 0usize;
     for (event, range) in Parser::new_ext(body, options()).into_offset_iter() {
         match event {
+            Event::Html(_) => html_math(
+                &body[range.clone()],
+                base + range.start,
+                &mut html_skip,
+                &mut pieces,
+            ),
             Event::Start(Tag::Link { dest_url, .. }) if dest_url.starts_with("card:") => {
                 let target = &dest_url["card:".len()..];
                 let (id, anchor) = match target.split_once('#') {
@@ -139,6 +147,77 @@ pub fn scan(body: &str, base: usize) -> Vec<Piece> {
     pieces
 }
 
+/// Raw-HTML elements whose text is not prose: math is never looked for inside them.
+const HTML_NOT_PROSE: &[&str] = &["svg", "math", "code", "pre", "script", "style"];
+
+/// `$…$` and `$$…$$` in a raw HTML block line (a hand-drawn figure's `<figcaption>`).
+///
+/// Why: pulldown-cmark passes HTML blocks through untouched, so math written there would reach
+/// the reader as raw TeX. Only text between tags is searched, never inside `HTML_NOT_PROSE`
+/// elements (`skip` carries that depth from line to line); both delimiters must sit in the same
+/// run of text, the opening one not followed by a space, the closing one not preceded by one.
+fn html_math(src: &str, base: usize, skip: &mut usize, out: &mut Vec<Piece>) {
+    let mut i = 0;
+    while i < src.len() {
+        if src[i..].starts_with('<') {
+            let end = src[i..].find('>').map_or(src.len(), |e| i + e + 1);
+            let tag = &src[i + 1..end.saturating_sub(1).max(i + 1)];
+            let closing = tag.starts_with('/');
+            let name: String = tag
+                .trim_start_matches('/')
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect::<String>()
+                .to_ascii_lowercase();
+            if HTML_NOT_PROSE.contains(&name.as_str()) && !tag.ends_with('/') {
+                *skip = if closing {
+                    skip.saturating_sub(1)
+                } else {
+                    *skip + 1
+                };
+            }
+            i = end;
+            continue;
+        }
+        let end = src[i..].find('<').map_or(src.len(), |e| i + e);
+        if *skip == 0 {
+            text_math(&src[i..end], base + i, out);
+        }
+        i = end;
+    }
+}
+
+/// The `$…$` and `$$…$$` spans of one run of plain text (HTML text, a card's summary), with
+/// byte ranges offset by `base`.
+pub fn text_math(text: &str, base: usize, out: &mut Vec<Piece>) {
+    let mut i = 0;
+    while let Some(at) = text[i..].find('$').map(|a| i + a) {
+        if text[..at].ends_with('\\') {
+            i = at + 1;
+            continue;
+        }
+        let display = text[at..].starts_with("$$");
+        let delim = if display { "$$" } else { "$" };
+        let inner = at + delim.len();
+        let close = text[inner..].find(delim).map(|c| inner + c);
+        match close {
+            Some(c)
+                if c > inner
+                    && !text[inner..].starts_with(char::is_whitespace)
+                    && !text[..c].ends_with(char::is_whitespace) =>
+            {
+                out.push(Piece::Math {
+                    latex: text[inner..c].to_string(),
+                    display,
+                    range: base + at..base + c + delim.len(),
+                });
+                i = c + delim.len();
+            }
+            _ => i = inner,
+        }
+    }
+}
+
 /// Convert LaTeX to MathML. Errors carry the parser's first message line.
 ///
 /// Results are memoized for the life of the process: `check`/`build` validate every formula and
@@ -182,6 +261,9 @@ fn convert_latex(latex: &str, display: bool) -> Result<String, String> {
     };
     let mut out = String::new();
     pulldown_latex::push_mathml(&mut out, events.into_iter(), config).map_err(|e| e.to_string())?;
+    // pulldown-latex 0.8 writes the space of `\ ` and `~` as the text "&nbsp;", which its
+    // writer then escapes: the reader would see "&nbsp;". Put the character itself back.
+    let out = out.replace("&amp;nbsp;", "\u{a0}");
     Ok(protect_from_markdown(&out))
 }
 
