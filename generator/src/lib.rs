@@ -18,6 +18,7 @@ pub mod markup;
 pub mod measure;
 pub mod model;
 pub mod render;
+pub mod search_docs;
 pub mod search_index;
 pub mod serve;
 pub mod site;
