@@ -337,38 +337,9 @@ pub fn render_with(
     ctx.insert("paths", &index.all_paths);
     pages.insert(PathBuf::from("map.md"), t.render("map.md", &ctx)?);
 
-    let mut entries: Vec<CardIndexEntry> = book
-        .cards
-        .iter()
-        .map(|c| CardIndexEntry {
-            card: link(c),
-            lines: stops(book, &c.id)
-                .into_iter()
-                .map(|s| path_link(book, s.path))
-                .collect(),
-        })
-        .collect();
-    entries.sort_by_key(|e| e.card.title.to_lowercase());
-    let count = entries.len();
-    let mut groups: Vec<CardIndexGroup> = Vec::new();
-    for e in entries {
-        let initial = text::index_initial(&e.card.title);
-        match groups.last_mut() {
-            Some(g) if g.initial == initial => g.cards.push(e),
-            _ => groups.push(CardIndexGroup {
-                anchor: format!("initial-{}", groups.len() + 1),
-                heading_attr: format!("{{#initial-{}}}", groups.len() + 1),
-                initial,
-                cards: vec![e],
-            }),
-        }
-    }
     pages.insert(
         PathBuf::from("cards.md"),
-        t.render(
-            "cards.md",
-            &tera::Context::from_serialize(CardIndexView { count, groups })?,
-        )?,
+        t.render("cards.md", &tera::Context::from_serialize(card_index(book))?)?,
     );
 
     // SUMMARY: each card once, under the first path (in reading order) that visits it.
@@ -402,6 +373,37 @@ pub fn render_with(
         t.render("SUMMARY.md", &tera::Context::from_serialize(&summary)?)?,
     );
     Ok(pages)
+}
+
+/// The "모든 카드" page: every card by title, in groups by initial.
+fn card_index(book: &Book) -> CardIndexView {
+    let mut entries: Vec<CardIndexEntry> = book
+        .cards
+        .iter()
+        .map(|c| CardIndexEntry {
+            card: link(c),
+            lines: stops(book, &c.id)
+                .into_iter()
+                .map(|s| path_link(book, s.path))
+                .collect(),
+        })
+        .collect();
+    entries.sort_by_key(|e| e.card.title.to_lowercase());
+    let count = entries.len();
+    let mut groups: Vec<CardIndexGroup> = Vec::new();
+    for e in entries {
+        let initial = text::index_initial(&e.card.title);
+        match groups.last_mut() {
+            Some(g) if g.initial == initial => g.cards.push(e),
+            _ => groups.push(CardIndexGroup {
+                anchor: format!("initial-{}", groups.len() + 1),
+                heading_attr: format!("{{#initial-{}}}", groups.len() + 1),
+                initial,
+                cards: vec![e],
+            }),
+        }
+    }
+    CardIndexView { count, groups }
 }
 
 /// Paths in reading order: the start paths first (by `start`), then the rest as listed.
