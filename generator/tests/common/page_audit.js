@@ -66,10 +66,11 @@
     if (rows > 30) add("rows", t, rows + " visible rows");
   }
 
-  // 3. SVG labels are never cut short.
+  // 3. SVG labels are never cut short. A text that is only "…" is a drawn "and so on" (a row of
+  //    warps in a diagram), not a label cut short.
   for (const t of document.querySelectorAll("svg text")) {
     const s = t.textContent.trim();
-    if (s.endsWith("…")) add("ellipsis", t, "«" + clip(s, 60) + "»");
+    if (s.endsWith("…") && s !== "…") add("ellipsis", t, "«" + clip(s, 60) + "»");
   }
 
   // 4. Visible text (outside code) holds no raw Markdown, TeX or HTML entities.
