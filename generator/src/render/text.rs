@@ -88,7 +88,7 @@ pub fn split_title(title: &str) -> (&str, &str) {
 
 /// The heading a title is filed under in the card index: its first letter, upper-cased, or for
 /// Hangul its initial consonant with tense ones filed under the plain one (ㄲ under ㄱ), as a
-/// Korean dictionary does; "#" for anything else.
+/// Korean dictionary does; "0–9" for a digit, "기타" for anything else.
 pub fn index_initial(title: &str) -> String {
     const CHOSEONG: [char; 19] = [
         'ㄱ', 'ㄱ', 'ㄴ', 'ㄷ', 'ㄷ', 'ㄹ', 'ㅁ', 'ㅂ', 'ㅂ', 'ㅅ', 'ㅅ', 'ㅇ', 'ㅈ', 'ㅈ', 'ㅊ', 'ㅋ', 'ㅌ',
@@ -97,7 +97,8 @@ pub fn index_initial(title: &str) -> String {
     match title.trim_start().chars().next() {
         Some(c @ '가'..='힣') => CHOSEONG[(c as usize - '가' as usize) / 588].to_string(),
         Some(c) if c.is_ascii_alphabetic() => c.to_ascii_uppercase().to_string(),
-        _ => "#".to_string(),
+        Some(c) if c.is_ascii_digit() => "0–9".to_string(),
+        _ => "기타".to_string(),
     }
 }
 
@@ -185,7 +186,8 @@ mod tests {
         assert_eq!(index_initial("산술 강도"), "ㅅ");
         assert_eq!(index_initial("까다로운 것"), "ㄱ");
         assert_eq!(index_initial("힙"), "ㅎ");
-        assert_eq!(index_initial("2D/3D"), "#");
+        assert_eq!(index_initial("2D/3D"), "0–9");
+        assert_eq!(index_initial("«인용»"), "기타");
     }
 
     #[test]
