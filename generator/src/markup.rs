@@ -291,3 +291,39 @@ fn protect_from_markdown(html: &str) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn math(body: &str) -> Vec<(String, bool)> {
+        scan(body, 0)
+            .into_iter()
+            .filter_map(|p| match p {
+                Piece::Math { latex, display, .. } => Some((latex, display)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn math_in_raw_html_text_but_not_in_drawings_or_code() {
+        let body = "<figure>\n<svg><text>$a$</text></svg>\n<figcaption>GQA($H$ = 8, $$x$$) costs $5 or $ 6$</figcaption>\n<code>$b$</code>\n</figure>\n";
+        assert_eq!(math(body), [("H".to_string(), false), ("x".to_string(), true)]);
+        let (start, end) = match &scan(body, 10)[0] {
+            Piece::Math { range, .. } => (range.start, range.end),
+            p => panic!("{p:?}"),
+        };
+        assert_eq!(
+            &body[start - 10..end - 10],
+            "$H$",
+            "ranges point into the card file"
+        );
+    }
+
+    #[test]
+    fn escaped_space_in_math_is_a_space_not_an_entity() {
+        let m = latex_to_mathml(r"\max(m,\ x)", false).unwrap();
+        assert!(!m.contains("&amp;nbsp;") && !m.contains("&nbsp;"), "{m}");
+    }
+}
