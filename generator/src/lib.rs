@@ -20,6 +20,7 @@ pub mod model;
 pub mod prose;
 pub mod records;
 pub mod render;
+pub mod search_docs;
 pub mod search_index;
 pub mod serve;
 pub mod site;

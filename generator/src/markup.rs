@@ -71,6 +71,8 @@ pub fn scan(body: &str, base: usize) -> Vec<Piece> {
     let mut in_code = false;
     // Where `{{` is code or math, not a measured value.
     let mut literal: Vec<Range<usize>> = Vec::new();
+    // Depth inside raw-HTML elements whose text is not prose (see `html_math`).
+    let mut html_skip = 0usize;
     for (event, range) in Parser::new_ext(body, options()).into_offset_iter() {
         if matches!(
             event,
@@ -84,6 +86,12 @@ pub fn scan(body: &str, base: usize) -> Vec<Piece> {
             literal.push(range.clone());
         }
         match event {
+            Event::Html(_) => html_math(
+                &body[range.clone()],
+                base + range.start,
+                &mut html_skip,
+                &mut pieces,
+            ),
             Event::Start(Tag::Link { dest_url, .. }) if dest_url.starts_with("card:") => {
                 let target = &dest_url["card:".len()..];
                 let (id, anchor) = match target.split_once('#') {
@@ -192,6 +200,77 @@ fn prose_pieces(body: &str, base: usize, literal: &[Range<usize>]) -> Vec<Piece>
     out
 }
 
+/// Raw-HTML elements whose text is not prose: math is never looked for inside them.
+const HTML_NOT_PROSE: &[&str] = &["svg", "math", "code", "pre", "script", "style"];
+
+/// `$…$` and `$$…$$` in a raw HTML block line (a hand-drawn figure's `<figcaption>`).
+///
+/// Why: pulldown-cmark passes HTML blocks through untouched, so math written there would reach
+/// the reader as raw TeX. Only text between tags is searched, never inside `HTML_NOT_PROSE`
+/// elements (`skip` carries that depth from line to line); both delimiters must sit in the same
+/// run of text, the opening one not followed by a space, the closing one not preceded by one.
+fn html_math(src: &str, base: usize, skip: &mut usize, out: &mut Vec<Piece>) {
+    let mut i = 0;
+    while i < src.len() {
+        if src[i..].starts_with('<') {
+            let end = src[i..].find('>').map_or(src.len(), |e| i + e + 1);
+            let tag = &src[i + 1..end.saturating_sub(1).max(i + 1)];
+            let closing = tag.starts_with('/');
+            let name: String = tag
+                .trim_start_matches('/')
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect::<String>()
+                .to_ascii_lowercase();
+            if HTML_NOT_PROSE.contains(&name.as_str()) && !tag.ends_with('/') {
+                *skip = if closing {
+                    skip.saturating_sub(1)
+                } else {
+                    *skip + 1
+                };
+            }
+            i = end;
+            continue;
+        }
+        let end = src[i..].find('<').map_or(src.len(), |e| i + e);
+        if *skip == 0 {
+            text_math(&src[i..end], base + i, out);
+        }
+        i = end;
+    }
+}
+
+/// The `$…$` and `$$…$$` spans of one run of plain text (HTML text, a card's summary), with
+/// byte ranges offset by `base`.
+pub fn text_math(text: &str, base: usize, out: &mut Vec<Piece>) {
+    let mut i = 0;
+    while let Some(at) = text[i..].find('$').map(|a| i + a) {
+        if text[..at].ends_with('\\') {
+            i = at + 1;
+            continue;
+        }
+        let display = text[at..].starts_with("$$");
+        let delim = if display { "$$" } else { "$" };
+        let inner = at + delim.len();
+        let close = text[inner..].find(delim).map(|c| inner + c);
+        match close {
+            Some(c)
+                if c > inner
+                    && !text[inner..].starts_with(char::is_whitespace)
+                    && !text[..c].ends_with(char::is_whitespace) =>
+            {
+                out.push(Piece::Math {
+                    latex: text[inner..c].to_string(),
+                    display,
+                    range: base + at..base + c + delim.len(),
+                });
+                i = c + delim.len();
+            }
+            _ => i = inner,
+        }
+    }
+}
+
 /// Convert LaTeX to MathML. Errors carry the parser's first message line.
 ///
 /// Results are memoized for the life of the process: `check`/`build` validate every formula and
@@ -235,6 +314,9 @@ fn convert_latex(latex: &str, display: bool) -> Result<String, String> {
     };
     let mut out = String::new();
     pulldown_latex::push_mathml(&mut out, events.into_iter(), config).map_err(|e| e.to_string())?;
+    // pulldown-latex 0.8 writes the space of `\ ` and `~` as the text "&nbsp;", which its
+    // writer then escapes: the reader would see "&nbsp;". Put the character itself back.
+    let out = out.replace("&amp;nbsp;", "\u{a0}");
     Ok(protect_from_markdown(&out))
 }
 
@@ -261,4 +343,40 @@ fn protect_from_markdown(html: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn math(body: &str) -> Vec<(String, bool)> {
+        scan(body, 0)
+            .into_iter()
+            .filter_map(|p| match p {
+                Piece::Math { latex, display, .. } => Some((latex, display)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn math_in_raw_html_text_but_not_in_drawings_or_code() {
+        let body = "<figure>\n<svg><text>$a$</text></svg>\n<figcaption>GQA($H$ = 8, $$x$$) costs $5 or $ 6$</figcaption>\n<code>$b$</code>\n</figure>\n";
+        assert_eq!(math(body), [("H".to_string(), false), ("x".to_string(), true)]);
+        let (start, end) = match &scan(body, 10)[0] {
+            Piece::Math { range, .. } => (range.start, range.end),
+            p => panic!("{p:?}"),
+        };
+        assert_eq!(
+            &body[start - 10..end - 10],
+            "$H$",
+            "ranges point into the card file"
+        );
+    }
+
+    #[test]
+    fn escaped_space_in_math_is_a_space_not_an_entity() {
+        let m = latex_to_mathml(r"\max(m,\ x)", false).unwrap();
+        assert!(!m.contains("&amp;nbsp;") && !m.contains("&nbsp;"), "{m}");
+    }
 }

@@ -73,6 +73,14 @@ pub fn write_book(
             .set("output.html.additional-js", js)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     }
+    // Card pages are indexed from their own text (search_docs.rs), not by mdBook, which would
+    // index their navigation too. The setting needs at least one card page to name.
+    let card_docs = crate::search_docs::card_docs(pages);
+    if !card_docs.is_empty() {
+        config
+            .set("output.html.search.chapter.cards.enable", false)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
     let md = mdbook_driver::MDBook::load_with_config(work, config)
         .map_err(|e| anyhow::anyhow!("mdBook could not load the generated book: {e:#}"))?;
     md.build().map_err(|e| anyhow::anyhow!("mdBook failed: {e:#}"))?;
@@ -82,13 +90,13 @@ pub fn write_book(
     }
     // Independent passes over different files: run them side by side.
     let (search, problems) = std::thread::scope(|s| {
-        let search = s.spawn(|| crate::search_index::add_korean_terms(&built));
+        let search = s.spawn(|| crate::search_index::finish(&built, &card_docs));
         let problems = crate::verify::verify_tree(&built);
         (search.join(), problems)
     });
     search
         .map_err(|_| anyhow::anyhow!("the search-index thread panicked"))?
-        .context("adding Korean words to the search index")?;
+        .context("rebuilding the search index")?;
     if !problems.is_empty() {
         return Ok(problems);
     }

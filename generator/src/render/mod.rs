@@ -6,6 +6,7 @@
 
 pub mod figures;
 pub mod map;
+pub mod text;
 
 use crate::diag::{line_col, Diagnostics};
 use crate::graph::{stops, ConceptGraph};
@@ -29,6 +30,9 @@ pub type Pages = BTreeMap<PathBuf, String>;
 struct LinkView {
     id: String,
     title: String,
+    /// The title without a trailing "(English name)", and that part: phones show only `short`.
+    short: String,
+    tail: String,
     summary: String,
 }
 
@@ -54,7 +58,22 @@ struct CardView {
     leads_to: Vec<LinkView>,
     body: BodyView,
     mini_map: String,
+    nav: NavHeadings,
 }
+
+/// Headings of the sections a card page adds around the card's own text (navigation, not the
+/// card): the search index leaves them out (`search_docs`), so they are named once, here.
+#[derive(Serialize, Clone, Copy)]
+pub struct NavHeadings {
+    pub leads_to: &'static str,
+    pub map: &'static str,
+}
+
+/// See [`NavHeadings`].
+pub const NAV_HEADINGS: NavHeadings = NavHeadings {
+    leads_to: "다음에 배울 수 있는 것",
+    map: "노선에서의 위치",
+};
 
 /// A card body split so that references can go last, after "leads to".
 #[derive(Serialize)]
@@ -93,7 +112,10 @@ struct PathView {
 #[derive(Serialize)]
 struct IndexView {
     start_paths: Vec<PathLinkView>,
+    /// Every path in the sidebar's order ([`reading_order`]).
     all_paths: Vec<PathLinkView>,
+    /// The paths after the start paths, in the sidebar's order.
+    rest_paths: Vec<PathLinkView>,
     card_count: usize,
     map_svg: String,
     opening: Option<LinkView>,
@@ -113,6 +135,17 @@ struct SummaryView {
 
 #[derive(Serialize)]
 struct CardIndexView {
+    count: usize,
+    /// Cards by the initial of their title (A–Z, then ㄱ–ㅎ): short tables a reader can scan.
+    groups: Vec<CardIndexGroup>,
+}
+
+#[derive(Serialize)]
+struct CardIndexGroup {
+    initial: String,
+    anchor: String,
+    /// `{#anchor}`: the heading's id (written here, as tera reads `{#` as a comment).
+    heading_attr: String,
     cards: Vec<CardIndexEntry>,
 }
 
@@ -153,10 +186,13 @@ fn templates(dir: Option<&std::path::Path>) -> anyhow::Result<tera::Tera> {
 }
 
 fn link(card: &Card) -> LinkView {
+    let (short, tail) = text::split_title(&card.title);
     LinkView {
         id: card.id.clone(),
         title: card.title.clone(),
-        summary: card.summary.clone(),
+        short: short.to_string(),
+        tail: tail.to_string(),
+        summary: text::inline_html(&card.summary),
     }
 }
 
@@ -169,7 +205,7 @@ fn path_link(book: &Book, i: usize) -> PathLinkView {
     PathLinkView {
         id: p.id.clone(),
         title: p.title.clone(),
-        summary: p.summary.clone(),
+        summary: text::inline_html(&p.summary),
         color: p.color.clone(),
         planned: p.planned,
         start: p.start,
@@ -220,7 +256,7 @@ pub fn render_with(
         let view = CardView {
             id: card.id.clone(),
             title: card.title.clone(),
-            summary: card.summary.clone(),
+            summary: text::inline_html(&card.summary),
             interchange: lines.len() > 1,
             prerequisites: graph
                 .prerequisites(&card.id)
@@ -235,6 +271,7 @@ pub fn render_with(
             lines,
             body: render_body(book, card, figs, diags),
             mini_map: map::card_map(book, &card.id),
+            nav: NAV_HEADINGS,
         };
         let ctx = tera::Context::from_serialize(&view)?;
         pages.insert(
@@ -252,7 +289,7 @@ pub fn render_with(
             .map(|c| StationView {
                 id: c.id.clone(),
                 title: c.title.clone(),
-                summary: c.summary.clone(),
+                summary: text::inline_html(&c.summary),
                 transfers: stops(book, &c.id)
                     .into_iter()
                     .filter(|s| s.path != i)
@@ -278,11 +315,14 @@ pub fn render_with(
         .collect();
     start.sort_by_key(|&i| book.paths[i].start);
     let map_svg = map::global(book, &layout, "cards/");
+    let order = reading_order(book);
     let index = IndexView {
         start_paths: start.iter().map(|&i| path_link(book, i)).collect(),
-        all_paths: sorted_paths(book)
-            .into_iter()
-            .map(|i| path_link(book, i))
+        all_paths: order.iter().map(|&i| path_link(book, i)).collect(),
+        rest_paths: order
+            .iter()
+            .filter(|&&i| book.paths[i].start.is_none())
+            .map(|&i| path_link(book, i))
             .collect(),
         card_count: book.cards.len(),
         map_svg: map_svg.clone(),
@@ -297,24 +337,9 @@ pub fn render_with(
     ctx.insert("paths", &index.all_paths);
     pages.insert(PathBuf::from("map.md"), t.render("map.md", &ctx)?);
 
-    let mut entries: Vec<CardIndexEntry> = book
-        .cards
-        .iter()
-        .map(|c| CardIndexEntry {
-            card: link(c),
-            lines: stops(book, &c.id)
-                .into_iter()
-                .map(|s| path_link(book, s.path))
-                .collect(),
-        })
-        .collect();
-    entries.sort_by(|a, b| a.card.title.cmp(&b.card.title));
     pages.insert(
         PathBuf::from("cards.md"),
-        t.render(
-            "cards.md",
-            &tera::Context::from_serialize(CardIndexView { cards: entries })?,
-        )?,
+        t.render("cards.md", &tera::Context::from_serialize(card_index(book))?)?,
     );
 
     // SUMMARY: each card once, under the first path (in reading order) that visits it.
@@ -350,22 +375,41 @@ pub fn render_with(
     Ok(pages)
 }
 
+/// The "모든 카드" page: every card by title, in groups by initial.
+fn card_index(book: &Book) -> CardIndexView {
+    let mut entries: Vec<CardIndexEntry> = book
+        .cards
+        .iter()
+        .map(|c| CardIndexEntry {
+            card: link(c),
+            lines: stops(book, &c.id)
+                .into_iter()
+                .map(|s| path_link(book, s.path))
+                .collect(),
+        })
+        .collect();
+    entries.sort_by_key(|e| e.card.title.to_lowercase());
+    let count = entries.len();
+    let mut groups: Vec<CardIndexGroup> = Vec::new();
+    for e in entries {
+        let initial = text::index_initial(&e.card.title);
+        match groups.last_mut() {
+            Some(g) if g.initial == initial => g.cards.push(e),
+            _ => groups.push(CardIndexGroup {
+                anchor: format!("initial-{}", groups.len() + 1),
+                heading_attr: format!("{{#initial-{}}}", groups.len() + 1),
+                initial,
+                cards: vec![e],
+            }),
+        }
+    }
+    CardIndexView { count, groups }
+}
+
 /// Paths in reading order: the start paths first (by `start`), then the rest as listed.
 pub fn reading_order(book: &Book) -> Vec<usize> {
     let mut v: Vec<usize> = (0..book.paths.len()).collect();
     v.sort_by_key(|&i| (book.paths[i].start.unwrap_or(u32::MAX), i));
-    v
-}
-
-/// Paths for "모든 학습 경로": as the seed index lists them, by title.
-fn sorted_paths(book: &Book) -> Vec<usize> {
-    let mut v: Vec<usize> = (0..book.paths.len()).collect();
-    v.sort_by(|&a, &b| {
-        book.paths[a]
-            .title
-            .to_lowercase()
-            .cmp(&book.paths[b].title.to_lowercase())
-    });
     v
 }
 
@@ -411,20 +455,13 @@ fn render_body(book: &Book, card: &Card, figs: &FigureData, diags: &mut Diagnost
                     .map_err(|(_, m, _)| m)
                     .and_then(|spec| crate::include::extract(&book.root, &spec).map(|x| (spec, x)));
                 match excerpt {
-                    Ok((spec, x)) => {
-                        let what = spec
-                            .kernel
-                            .as_deref()
-                            .or(spec.name.as_deref())
-                            .map(|k| format!(" · `{k}`"))
-                            .unwrap_or_default();
-                        // A fence longer than any backtick run in the code keeps it intact.
-                        let fence = "`".repeat(3.max(longest_backtick_run(&x.code) + 1));
-                        format!(
-                            "\n\n{fence}{}\n{}\n{fence}\n<p class=\"hdlc-source\">kernels/{}{what} · {}–{}행 — 측정에 쓰인 바로 그 코드</p>\n\n",
-                            x.lang, x.code, spec.file, x.first_line, x.last_line
-                        )
-                    }
+                    Ok((spec, x)) => text::include_block(
+                        x.lang,
+                        &x.code,
+                        &spec.file,
+                        spec.kernel.as_deref().or(spec.name.as_deref()),
+                        (x.first_line, x.last_line),
+                    ),
                     Err(e) => {
                         let (line, col) = line_col(&card.source, range.start);
                         diags.error(&card.file, line, col, format!("include cannot be resolved: {e}"));
@@ -449,7 +486,7 @@ fn render_body(book: &Book, card: &Card, figs: &FigureData, diags: &mut Diagnost
                         crate::figspec::Figure::Calc(spec) => crate::calc::render(&spec, figs.files),
                     });
                 match html {
-                    Ok(h) => format!("\n\n{}\n\n", h.trim()),
+                    Ok(h) => format!("\n\n{}\n\n", text::wrap_tables(h.trim())),
                     Err(e) => {
                         let (line, col) = line_col(&card.source, range.start);
                         diags.error(&card.file, line, col, format!("figure cannot be drawn: {e}"));
@@ -533,8 +570,4 @@ pub fn normalize_id(text: &str) -> String {
             }
         })
         .collect()
-}
-
-fn longest_backtick_run(s: &str) -> usize {
-    s.split(|c| c != '`').map(str::len).max().unwrap_or(0)
 }

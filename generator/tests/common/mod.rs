@@ -2,6 +2,8 @@
 //! Chromium, skipped when Chromium is not installed unless `HDLC_REQUIRE_BROWSER=1`.
 #![allow(dead_code)]
 
+pub mod devtools;
+
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -155,7 +157,7 @@ pub fn build_real_book() -> tempfile::TempDir {
         .unwrap()
         .arg("--root")
         .arg(&root)
-        .args(["build", "--no-gpu", "--no-cpu-bench", "--out"])
+        .args(["build", "--no-gpu", "--no-cpu-bench", "--no-labs", "--out"])
         .arg(tmp.path().join("html"))
         .output()
         .unwrap();
