@@ -395,7 +395,7 @@ fn check_prose(book: &Book, card: &Card, diags: &mut Diagnostics) {
     for f in crate::prose::lint::find(card.body(), Some(crate::render::REFERENCES_HEADING)) {
         let (line, col) = line_col(&card.source, card.body_offset + f.offset);
         diags
-            .warning(&card.file, line, col, format!("typed measured number `{}` in prose", f.text))
+            .error(&card.file, line, col, format!("typed measured number `{}` in prose", f.text))
             .hint(format!(
                 "read it from the records (`{{{{ family/variant where … by metric }}}}`), or say what it is in the sentence: {}",
                 crate::prose::lint::MARKERS.join(", ")

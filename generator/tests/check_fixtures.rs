@@ -83,7 +83,7 @@ failing! {
     ambiguous_value => "claims" contains "error: cards/basics/bytes.md:17:89: bandwidth/copy_naive matches 3 records";
     bad_value_metric => "claims" contains "error: cards/basics/bytes.md:17:117: bandwidth/copy_naive records no metric `tokens_per_s`";
     unclosed_claim => "claims" contains "error: cards/basics/bytes.md:21:1: `{{claim …}}` is never closed";
-    typed_number => "claims" contains "warning: cards/basics/bytes.md:19:16: typed measured number `12 GB/s` in prose";
+    typed_number => "claims" contains "error: cards/basics/bytes.md:19:16: typed measured number `12 GB/s` in prose";
     broken_relative_link => "broken-relative-link" contains "error: cards/basics/bytes.md:13:8: broken link `../paths/nowhere.md`";
 }
 

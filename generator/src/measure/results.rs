@@ -147,6 +147,20 @@ pub enum Cell {
     Text(String),
 }
 
+impl Outcome {
+    /// A deliberate skip: the plan does not measure this point (e.g. a kernel too slow to teach
+    /// anything at that size), which is not a failure.
+    pub fn is_skip(&self) -> bool {
+        matches!(
+            self,
+            Outcome::Failed {
+                stage: FailStage::Unsupported,
+                ..
+            }
+        )
+    }
+}
+
 impl Timing {
     pub fn gflops(&self) -> f64 {
         self.flops / (self.median_ms * 1e-3) / 1e9

@@ -22,12 +22,15 @@ pub enum NoValue {
     Failed(String),
     /// Several records match: the parameters that tell them apart must be given.
     Ambiguous(String),
+    /// The record is a deliberate skip (not measured at that point by design): a claim over
+    /// `*` leaves such points out, a value shows why.
+    Skipped(String),
 }
 
 impl NoValue {
     pub fn text(&self) -> &str {
         match self {
-            NoValue::Missing(s) | NoValue::Failed(s) | NoValue::Ambiguous(s) => s,
+            NoValue::Missing(s) | NoValue::Failed(s) | NoValue::Ambiguous(s) | NoValue::Skipped(s) => s,
         }
     }
 }
@@ -116,6 +119,11 @@ pub fn ref_value(r: &Ref, file: &ResultsFile, all: &[&ResultsFile], point: &Poin
         )));
     };
     let rec = record(r, f, point)?;
+    if rec.outcome.is_skip() {
+        return Err(NoValue::Skipped(
+            records::failure_text(crate::measure::results::FailStage::Unsupported).to_string(),
+        ));
+    }
     let t = records::judge(rec).map_err(|why| NoValue::Failed(why.to_string()))?;
     Metric::parse(&r.metric).value(t).map_err(NoValue::Failed)
 }
@@ -206,10 +214,16 @@ fn compare(
     all: &[&ResultsFile],
 ) -> Verdict {
     let mut unchecked = None;
+    let mut skipped = 0;
     for p in pts {
         let vals: Result<Vec<f64>, NoValue> = exprs.iter().map(|e| expr_value(e, file, all, p)).collect();
         let vals = match vals {
             Ok(v) => v,
+            // A point the plan skips on purpose is not measured: "every measured value" leaves it out.
+            Err(NoValue::Skipped(_)) if !p.is_empty() => {
+                skipped += 1;
+                continue;
+            }
             Err(why) => {
                 unchecked.get_or_insert(why.text().to_string());
                 continue;
@@ -232,7 +246,8 @@ fn compare(
     }
     match unchecked {
         Some(why) => Verdict::Unchecked(why),
-        None => Verdict::Holds(pts.len()),
+        None if skipped == pts.len() => Verdict::Unchecked("every point is skipped by the plan".into()),
+        None => Verdict::Holds(pts.len() - skipped),
     }
 }
 
@@ -260,6 +275,7 @@ fn trend(
     for p in pts {
         match expr_value(e, file, all, p) {
             Ok(v) => series.push((p[key], v)),
+            Err(NoValue::Skipped(_)) => {}
             Err(why) => return Verdict::Unchecked(why.text().to_string()),
         }
     }
@@ -295,6 +311,16 @@ pub fn describe(e: &Expr, v: f64) -> String {
             r.variant,
             Metric::parse(&r.metric).format(v)
         ),
-        _ => format!("{v:.3}"),
+        _ => format!("{} = {v:.3}", show_expr(e)),
+    }
+}
+
+/// An expression as a reader recognizes it: "attention/flash_tc / attention/standard".
+fn show_expr(e: &Expr) -> String {
+    match e {
+        Expr::Num(v) => crate::records::metric::sig3(*v),
+        Expr::Ref(r) => format!("{}/{}", r.family, r.variant),
+        Expr::Mul(a, b) => format!("{} × {}", show_expr(a), show_expr(b)),
+        Expr::Div(a, b) => format!("{} / {}", show_expr(a), show_expr(b)),
     }
 }

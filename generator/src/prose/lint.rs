@@ -22,6 +22,7 @@ pub const MARKERS: &[&str] = &[
     "calculated",
     "이론",
     "가정",
+    "사양",
 ];
 
 /// Words that contain a marker but do not mark anything ("재계산" is recomputation, not a
@@ -158,7 +159,9 @@ fn scan_block(b: &Block) -> Vec<Finding> {
     out
 }
 
-/// The number a formula ends with (`\approx 716` → "716", `10^{3}` → "x"), for the lint.
+/// What a formula stands for in the lint's text: its trailing number when the formula is only
+/// that number (`$1.04$`, `$\\approx 1.04$`), so that a unit after it is looked at; a formula
+/// that computes (`$a / b \\approx 1.04$`) shows its own calculation and stands as a word.
 fn trailing_number(latex: &str) -> String {
     let t = latex.trim_end();
     let digits: String = t
@@ -169,11 +172,14 @@ fn trailing_number(latex: &str) -> String {
         .into_iter()
         .rev()
         .collect();
-    let boundary = t[..t.len() - digits.len()]
-        .chars()
-        .last()
-        .is_none_or(|c| !c.is_alphanumeric() && c != '^' && c != '_' && c != '}');
-    if digits.starts_with(|c: char| c.is_ascii_digit()) && boundary {
+    let head = &t[..t.len() - digits.len()];
+    let computes = ["/", "\\times", "\\cdot", "+", "-", "*", "\\frac", "^", "="]
+        .iter()
+        .any(|op| head.contains(op));
+    if digits.starts_with(|c: char| c.is_ascii_digit())
+        && !computes
+        && head.chars().last().is_none_or(|c| !c.is_alphanumeric())
+    {
         format!(" {digits}")
     } else {
         " x".into()

@@ -12,6 +12,11 @@ pub enum Metric {
     Tflops,
     /// Fewest bytes of one run over its median time, in GB/s.
     Gbps,
+    /// The 10th and 90th percentile of the run times, in ms: the spread figures draw.
+    P10,
+    P90,
+    /// The verification's ‖out − ref‖ / ‖ref‖.
+    RelError,
     /// A key of the record's `metrics`.
     Named(String),
 }
@@ -23,6 +28,9 @@ impl Metric {
             "time" | "ms" => Metric::Time,
             "tflops" => Metric::Tflops,
             "gbps" => Metric::Gbps,
+            "p10" => Metric::P10,
+            "p90" => Metric::P90,
+            "rel_error" => Metric::RelError,
             other => Metric::Named(other.to_string()),
         }
     }
@@ -45,6 +53,9 @@ impl Metric {
             Metric::Time => "time",
             Metric::Tflops => "tflops",
             Metric::Gbps => "gbps",
+            Metric::P10 => "p10",
+            Metric::P90 => "p90",
+            Metric::RelError => "rel_error",
             Metric::Named(n) => n,
         }
     }
@@ -62,6 +73,15 @@ impl Metric {
             Metric::Time => Ok(t.median_ms),
             Metric::Tflops => rate(t.flops, "FLOPs", 1e12),
             Metric::Gbps => rate(t.bytes, "bytes", 1e9),
+            Metric::P10 | Metric::P90 => {
+                let v = if *self == Metric::P10 { t.p10_ms } else { t.p90_ms };
+                if v.is_finite() && v > 0.0 && t.reps > 1 {
+                    Ok(v)
+                } else {
+                    Err("no spread recorded (a single run)".into())
+                }
+            }
+            Metric::RelError => Ok(t.rel_error),
             Metric::Named(n) => match t.metrics.get(n) {
                 Some(v) if v.is_finite() => Ok(*v),
                 Some(_) => Err(format!("`{n}` is not a number")),
@@ -73,7 +93,7 @@ impl Metric {
     /// Whether smaller values are better (times, latencies, bytes, losses, errors).
     pub fn lower_is_better(&self) -> bool {
         match self {
-            Metric::Time => true,
+            Metric::Time | Metric::P10 | Metric::P90 | Metric::RelError => true,
             Metric::Tflops | Metric::Gbps => false,
             Metric::Named(n) => {
                 let n = n.to_ascii_lowercase();
@@ -90,7 +110,8 @@ impl Metric {
     /// The value with its unit, as running text: "701 TFLOP/s", "1.24 ms", "2,991 GB/s".
     pub fn format(&self, v: f64) -> String {
         match self {
-            Metric::Time => format_ms(v),
+            Metric::Time | Metric::P10 | Metric::P90 => format_ms(v),
+            Metric::RelError => format!("{v:.1e}"),
             Metric::Tflops => format!("{} TFLOP/s", sig3(v)),
             Metric::Gbps => format!("{} GB/s", sig3(v)),
             Metric::Named(n) => format_named(n, v),
