@@ -144,7 +144,7 @@ fn default_show() -> String {
 
 /// Benchmark families a card may draw.
 /// The family the CPU roofline benchmark writes (measured by `cpubench`, not the GPU harness).
-pub const CPU_BENCH: &str = "cpu";
+pub const CPU_BENCH: &str = crate::measure::CPU_FAMILY;
 
 /// Benchmark families a card may draw: every GPU family of the harness, and the reader's CPU.
 pub fn benches() -> Vec<&'static str> {

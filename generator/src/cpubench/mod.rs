@@ -51,7 +51,7 @@ const SOURCES: &[(&str, &str)] = &[
 const LIBRARY: &str = "matrixmultiply 0.3 (threading)";
 
 /// The family name of every CPU record.
-pub const FAMILY: &str = "cpu";
+pub const FAMILY: &str = crate::measure::CPU_FAMILY;
 
 /// Notes to print beside the figures (how bytes are counted).
 pub const NOTES: &[&str] = &[

@@ -5,6 +5,7 @@
 
 use super::labs::Planned;
 use super::plan::Item;
+use super::progress::duration;
 use super::results::{Outcome, Record, ResultsFile};
 use std::path::PathBuf;
 
@@ -38,19 +39,6 @@ impl Estimate {
             (_, 0) => format!("~{}", duration(self.seconds)),
             (_, u) => format!("~{} + {u} without a recorded time", duration(self.seconds)),
         }
-    }
-}
-
-/// Seconds as a reader reads them: "45 s", "1.5 min", "20 min", "1.3 h".
-pub fn duration(s: f64) -> String {
-    if s < 90.0 {
-        format!("{:.0} s", s.max(1.0))
-    } else if s < 600.0 {
-        format!("{:.1} min", s / 60.0)
-    } else if s < 5400.0 {
-        format!("{:.0} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
     }
 }
 

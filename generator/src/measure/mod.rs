@@ -94,6 +94,9 @@ pub struct Measured {
     pub interrupted: bool,
 }
 
+/// The family of the reader's CPU roofline (measured by `cpubench`, not the GPU harness).
+pub const CPU_FAMILY: &str = "cpu";
+
 /// The benchmark families, in run order (the names of [`families::FAMILIES`]).
 pub fn families() -> Vec<&'static str> {
     families::names()

@@ -102,7 +102,7 @@ impl Progress {
 
     fn left_text(&self) -> String {
         match self.expected_left.get() {
-            Some(s) if s >= 1.0 => format!(" · about {} left", super::estimate::duration(s)),
+            Some(s) if s >= 1.0 => format!(" · about {} left", duration(s)),
             _ => String::new(),
         }
     }
@@ -113,4 +113,17 @@ fn styled(b: ProgressBar) -> ProgressBar {
         b.set_style(style.progress_chars("=> "));
     }
     b
+}
+
+/// Seconds as a reader reads them: "45 s", "1.5 min", "20 min", "1.3 h".
+pub fn duration(s: f64) -> String {
+    if s < 90.0 {
+        format!("{:.0} s", s.max(1.0))
+    } else if s < 600.0 {
+        format!("{:.1} min", s / 60.0)
+    } else if s < 5400.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
 }

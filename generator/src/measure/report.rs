@@ -4,130 +4,128 @@
 //!
 //! Why plain text: it must be readable in a terminal and in a log copied back from a GPU machine.
 
-use crate::measure::{self, results::Outcome, results::ResultsFile};
+use crate::measure::results::{Outcome, Record, ResultsFile};
+use crate::measure::{self};
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// The report for the records of `families` (all families when empty).
 pub fn summary(file: &ResultsFile, families: &[String]) -> String {
-    let mut out = String::new();
-    macro_rules! o {
-        ($($t:tt)*) => {{ let _ = writeln!(out, $($t)*); }};
-    }
-    o!(
-        "{:<10} {:<22} {:<24} {:>10} {:>12} {:>17} {:>9} {:>5}",
-        "family",
-        "variant",
-        "params",
-        "median ms",
-        "metric",
-        "p10..p90 ms",
-        "rel err",
-        "reps"
-    );
     let selected: Vec<&str> = if families.is_empty() {
         measure::families().to_vec()
     } else {
         families.iter().map(|s| s.as_str()).collect()
     };
-    for r in file
+    let recs: Vec<&Record> = file
         .records
         .iter()
         .filter(|r| selected.contains(&r.family.as_str()))
-    {
-        let params: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        match &r.outcome {
-            Outcome::Ok(t) => o!(
-                "{:<10} {:<22} {:<24} {:>10.4} {:>8.1} {:<4} {:>8.4}..{:<8.4} {:>9.1e} {:>5}",
-                r.family,
-                r.variant,
-                params.join(","),
-                t.median_ms,
-                measure::metric(r).unwrap_or(f64::NAN),
-                if measure::metric_unit(&r.family) == "GB/s" {
-                    "GB/s"
-                } else {
-                    "GF/s"
-                },
-                t.p10_ms,
-                t.p90_ms,
-                t.rel_error,
-                t.reps
-            ),
-            Outcome::Failed { stage, error } => {
-                o!(
-                    "{:<10} {:<22} {:<24} FAILED ({stage:?}): {}",
-                    r.family,
-                    r.variant,
-                    params.join(","),
-                    error.lines().next().unwrap_or("")
-                )
-            }
-        }
-    }
-    o!("\n# best variant per family vs baseline (same run)");
-    o!(
-        "{:<10} {:<24} {:<22} {:>12} {:>12} {:>7}",
-        "family",
-        "params",
-        "best variant",
-        "best",
-        "baseline",
-        "%"
+        .collect();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<10} {:<22} {:<24} {:>10} {:>12} {:>17} {:>9} {:>5}",
+        "family", "variant", "params", "median ms", "metric", "p10..p90 ms", "rel err", "reps"
     );
-    let mut slots: Vec<(String, std::collections::BTreeMap<String, u64>)> = Vec::new();
-    for r in file
-        .records
+    for r in &recs {
+        let _ = writeln!(out, "{}", record_line(r));
+    }
+    let _ = writeln!(out, "\n# best variant per family vs baseline (same run)");
+    let _ = writeln!(
+        out,
+        "{:<10} {:<24} {:<22} {:>12} {:>12} {:>7}",
+        "family", "params", "best variant", "best", "baseline", "%"
+    );
+    for line in best_lines(&recs) {
+        let _ = writeln!(out, "{line}");
+    }
+    out
+}
+
+/// "k=v,k=v".
+fn params_text(params: &BTreeMap<String, u64>) -> String {
+    params
         .iter()
-        .filter(|r| selected.contains(&r.family.as_str()))
-    {
-        if !slots.iter().any(|(f, p)| *f == r.family && *p == r.params) {
-            slots.push((r.family.clone(), r.params.clone()));
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// One record's row: its timing and figure of merit, or its failure.
+fn record_line(r: &Record) -> String {
+    let params = params_text(&r.params);
+    match &r.outcome {
+        Outcome::Ok(t) => format!(
+            "{:<10} {:<22} {:<24} {:>10.4} {:>8.1} {:<4} {:>8.4}..{:<8.4} {:>9.1e} {:>5}",
+            r.family,
+            r.variant,
+            params,
+            t.median_ms,
+            measure::metric(r).unwrap_or(f64::NAN),
+            if measure::metric_unit(&r.family) == "GB/s" {
+                "GB/s"
+            } else {
+                "GF/s"
+            },
+            t.p10_ms,
+            t.p90_ms,
+            t.rel_error,
+            t.reps
+        ),
+        Outcome::Failed { stage, error } => format!(
+            "{:<10} {:<22} {:<24} FAILED ({stage:?}): {}",
+            r.family,
+            r.variant,
+            params,
+            error.lines().next().unwrap_or("")
+        ),
+    }
+}
+
+/// For every (family, params) slot: the best variant against the baseline of the same run
+/// (bandwidth: the best copy and the best vector add apart).
+fn best_lines(recs: &[&Record]) -> Vec<String> {
+    let mut slots: Vec<(&str, &BTreeMap<String, u64>)> = Vec::new();
+    for r in recs {
+        if !slots.iter().any(|(f, p)| *f == r.family && **p == r.params) {
+            slots.push((&r.family, &r.params));
         }
     }
-    for (fam, params) in &slots {
-        let recs: Vec<_> = file
-            .records
+    let mut out = Vec::new();
+    for (fam, params) in slots {
+        let slot: Vec<&Record> = recs
             .iter()
-            .filter(|r| &r.family == fam && &r.params == params)
+            .copied()
+            .filter(|r| r.family == fam && r.params == *params)
             .collect();
-        let base = measure::baseline_ok(recs.iter().copied(), fam, params);
-        let mut groups: Vec<(&str, Vec<&measure::results::Record>)> = vec![("", recs.clone())];
-        if fam == "bandwidth" {
-            groups = vec![
-                (
-                    "copy",
-                    recs.iter()
+        let base = measure::baseline_ok(slot.iter().copied(), fam, params).and_then(measure::metric);
+        let groups: Vec<Vec<&Record>> = if fam == "bandwidth" {
+            ["copy", "vector_add"]
+                .iter()
+                .map(|p| {
+                    slot.iter()
                         .copied()
-                        .filter(|r| r.variant.starts_with("copy"))
-                        .collect(),
-                ),
-                (
-                    "add",
-                    recs.iter()
-                        .copied()
-                        .filter(|r| r.variant.starts_with("vector_add"))
-                        .collect(),
-                ),
-            ];
-        }
-        for (_, g) in groups {
+                        .filter(|r| r.variant.starts_with(p))
+                        .collect()
+                })
+                .collect()
+        } else {
+            vec![slot.clone()]
+        };
+        for g in groups {
             let Some(best) = measure::best_ok(g.iter().copied(), fam, Some(params)) else {
                 continue;
             };
-            let (b, bl) = (
-                measure::metric(best).unwrap_or(f64::NAN),
-                base.and_then(measure::metric),
-            );
-            let p: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            o!(
+            let b = measure::metric(best).unwrap_or(f64::NAN);
+            out.push(format!(
                 "{:<10} {:<24} {:<22} {:>12.1} {:>12} {:>6.1}%",
                 fam,
-                p.join(","),
+                params_text(params),
                 best.variant,
                 b,
-                bl.map(|x| format!("{x:.1}")).unwrap_or("-".into()),
-                bl.map(|x| 100.0 * b / x).unwrap_or(f64::NAN)
-            );
+                base.map(|x| format!("{x:.1}")).unwrap_or("-".into()),
+                base.map(|x| 100.0 * b / x).unwrap_or(f64::NAN)
+            ));
         }
     }
     out

@@ -149,118 +149,185 @@ pub fn parse(
         }
     };
     let starts = entry_lines(text);
-    let folder = rel.parent().unwrap_or(Path::new(""));
     let mut out = Vec::new();
     for (i, e) in entries.into_iter().enumerate() {
         let line = starts.get(i).copied().unwrap_or(1);
         let until = starts.get(i + 1).copied().unwrap_or(usize::MAX);
-        let mut ok = true;
-        let mut err = |key: &str, msg: String, hint: &str| {
+        let mut report = |key: &str, msg: String, hint: &str| {
             let l = line_of_key(text, line, until, key);
             diags.error(rel, l, 1, msg).hint = Some(hint.to_string());
         };
-        if !is_snake(&e.id) {
-            err(
-                "id",
-                format!("lab id `{}` is not snake_case", e.id),
-                "use a-z, 0-9 and _",
-            );
-            ok = false;
-        } else if let Some((other, l)) = ids.get(&e.id) {
-            err(
-                "id",
-                format!("duplicate lab id `{}` (also at {}:{l})", e.id, other.display()),
-                "lab ids are unique across all manifests",
-            );
-            ok = false;
-        }
-        let family = e.family.clone().unwrap_or_else(|| e.id.clone());
-        if e.family.is_none() && !is_snake(&e.id) {
-            // Already reported as a bad id.
-        } else if !is_snake(&family) {
-            err(
-                "family",
-                format!("family `{family}` is not snake_case"),
-                "use a-z, 0-9 and _",
-            );
-            ok = false;
-        } else if kernel_families.contains(&family.as_str()) || family == crate::figspec::CPU_BENCH {
-            err(
-                "family",
-                format!("family `{family}` belongs to the CUDA harness"),
-                &format!("give the lab's records a family of their own, e.g. `{family}_lab`"),
-            );
-            ok = false;
-        }
-        let file_ok = !e.file.is_empty()
-            && e.file.ends_with(".py")
-            && !e.file.starts_with('/')
-            && !e.file.split('/').any(|c| c == ".." || c.is_empty());
-        let path = root.join(folder).join(&e.file);
-        if !file_ok {
-            err(
-                "file",
-                format!("`{}` is not a relative path to a .py file", e.file),
-                "name the lab file relative to the manifest's folder, e.g. `softmax.py`",
-            );
-            ok = false;
-        } else if !path.is_file() {
-            err(
-                "file",
-                format!("no lab file `{}`", folder.join(&e.file).display()),
-                "create the file or fix the name",
-            );
-            ok = false;
-        }
-        let mut seen = BTreeSet::new();
-        for r in &e.requires {
-            if !KNOWN_REQUIRES.contains(&r.as_str()) {
-                err(
-                    "requires",
-                    format!("unknown requirement `{r}`"),
-                    &format!("known: {}", KNOWN_REQUIRES.join(", ")),
-                );
-                ok = false;
-            } else if !seen.insert(r.clone()) {
-                err(
-                    "requires",
-                    format!("`{r}` listed twice"),
-                    "list each requirement once",
-                );
-                ok = false;
-            }
-        }
-        let timeout_s = e.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S);
-        if !(1..=3600).contains(&timeout_s) {
-            err(
-                "timeout_s",
-                format!("timeout_s {timeout_s} is out of range"),
-                "between 1 and 3600 seconds",
-            );
-            ok = false;
-        }
-        if is_snake(&e.id) {
-            ids.entry(e.id.clone()).or_insert((rel.to_path_buf(), line));
-        }
-        if ok {
-            let under_kernels = rel
-                .strip_prefix("kernels")
-                .unwrap_or(rel)
-                .parent()
-                .unwrap_or(Path::new(""))
-                .join(&e.file);
-            out.push(Lab {
-                id: e.id,
-                family,
-                source_file: under_kernels.to_string_lossy().replace('\\', "/"),
-                path,
-                requires: e.requires,
-                timeout_s,
-                summary: e.summary.unwrap_or_default(),
-                manifest: rel.to_path_buf(),
-                line,
-            });
-        }
+        let ctx = EntryCtx {
+            root,
+            rel,
+            line,
+            kernel_families,
+        };
+        out.extend(check_entry(e, &ctx, ids, &mut report));
     }
     out
+}
+
+/// Where an entry sits and what it may not collide with.
+struct EntryCtx<'a> {
+    root: &'a Path,
+    rel: &'a Path,
+    line: usize,
+    kernel_families: &'a [&'a str],
+}
+
+/// A reporter of one entry's problems: (key, message, hint).
+type Report<'a> = dyn FnMut(&str, String, &str) + 'a;
+
+/// Every check of one entry, all reported; the lab when none failed.
+fn check_entry(
+    e: Entry,
+    c: &EntryCtx,
+    ids: &mut BTreeMap<String, (PathBuf, usize)>,
+    report: &mut Report,
+) -> Option<Lab> {
+    let family = e.family.clone().unwrap_or_else(|| e.id.clone());
+    let folder = c.rel.parent().unwrap_or(Path::new(""));
+    let path = c.root.join(folder).join(&e.file);
+    let timeout_s = e.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S);
+    let ok = [
+        check_id(&e.id, ids, report),
+        check_family(&e, &family, c.kernel_families, report),
+        check_file(&e.file, folder, &path, report),
+        check_requires(&e.requires, report),
+        check_timeout(timeout_s, report),
+    ]
+    .iter()
+    .all(|ok| *ok);
+    if is_snake(&e.id) {
+        ids.entry(e.id.clone()).or_insert((c.rel.to_path_buf(), c.line));
+    }
+    if !ok {
+        return None;
+    }
+    let under_kernels = c
+        .rel
+        .strip_prefix("kernels")
+        .unwrap_or(c.rel)
+        .parent()
+        .unwrap_or(Path::new(""))
+        .join(&e.file);
+    Some(Lab {
+        id: e.id,
+        family,
+        source_file: under_kernels.to_string_lossy().replace('\\', "/"),
+        path,
+        requires: e.requires,
+        timeout_s,
+        summary: e.summary.unwrap_or_default(),
+        manifest: c.rel.to_path_buf(),
+        line: c.line,
+    })
+}
+
+/// snake_case and unique across manifests.
+fn check_id(id: &str, ids: &BTreeMap<String, (PathBuf, usize)>, report: &mut Report) -> bool {
+    if !is_snake(id) {
+        report(
+            "id",
+            format!("lab id `{id}` is not snake_case"),
+            "use a-z, 0-9 and _",
+        );
+        return false;
+    }
+    if let Some((other, l)) = ids.get(id) {
+        report(
+            "id",
+            format!("duplicate lab id `{id}` (also at {}:{l})", other.display()),
+            "lab ids are unique across all manifests",
+        );
+        return false;
+    }
+    true
+}
+
+/// snake_case, and not a family of the CUDA harness (or the CPU roofline).
+fn check_family(e: &Entry, family: &str, kernel_families: &[&str], report: &mut Report) -> bool {
+    if e.family.is_none() && !is_snake(&e.id) {
+        return true; // already reported as a bad id
+    }
+    if !is_snake(family) {
+        report(
+            "family",
+            format!("family `{family}` is not snake_case"),
+            "use a-z, 0-9 and _",
+        );
+        return false;
+    }
+    if kernel_families.contains(&family) || family == crate::measure::CPU_FAMILY {
+        report(
+            "family",
+            format!("family `{family}` belongs to the CUDA harness"),
+            &format!("give the lab's records a family of their own, e.g. `{family}_lab`"),
+        );
+        return false;
+    }
+    true
+}
+
+/// A relative path to an existing `.py` file beside the manifest.
+fn check_file(file: &str, folder: &Path, path: &Path, report: &mut Report) -> bool {
+    let clean = !file.is_empty()
+        && file.ends_with(".py")
+        && !file.starts_with('/')
+        && !file.split('/').any(|c| c == ".." || c.is_empty());
+    if !clean {
+        report(
+            "file",
+            format!("`{file}` is not a relative path to a .py file"),
+            "name the lab file relative to the manifest's folder, e.g. `softmax.py`",
+        );
+        return false;
+    }
+    if !path.is_file() {
+        report(
+            "file",
+            format!("no lab file `{}`", folder.join(file).display()),
+            "create the file or fix the name",
+        );
+        return false;
+    }
+    true
+}
+
+/// Known requirements, each once.
+fn check_requires(requires: &[String], report: &mut Report) -> bool {
+    let mut ok = true;
+    let mut seen = BTreeSet::new();
+    for r in requires {
+        if !KNOWN_REQUIRES.contains(&r.as_str()) {
+            report(
+                "requires",
+                format!("unknown requirement `{r}`"),
+                &format!("known: {}", KNOWN_REQUIRES.join(", ")),
+            );
+            ok = false;
+        } else if !seen.insert(r.clone()) {
+            report(
+                "requires",
+                format!("`{r}` listed twice"),
+                "list each requirement once",
+            );
+            ok = false;
+        }
+    }
+    ok
+}
+
+/// Between one second and an hour.
+fn check_timeout(timeout_s: u64, report: &mut Report) -> bool {
+    if (1..=3600).contains(&timeout_s) {
+        return true;
+    }
+    report(
+        "timeout_s",
+        format!("timeout_s {timeout_s} is out of range"),
+        "between 1 and 3600 seconds",
+    );
+    false
 }

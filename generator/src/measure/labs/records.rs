@@ -60,6 +60,29 @@ fn need(v: Option<f64>, name: &str) -> Result<f64, String> {
     }
 }
 
+/// Series points and table cells are finite, and every table row has one cell per column.
+fn check_extras(l: &Line) -> Result<(), String> {
+    for (name, pts) in &l.series {
+        if pts.iter().flatten().any(|v| !v.is_finite()) {
+            return Err(format!("series `{name}` has a non-finite point"));
+        }
+    }
+    for (name, t) in &l.tables {
+        if t.columns.is_empty() || t.rows.iter().any(|r| r.len() != t.columns.len()) {
+            return Err(format!("table `{name}`: every row needs one cell per column"));
+        }
+        if t.rows
+            .iter()
+            .flatten()
+            .any(|c| matches!(c, Cell::Num(x) if !x.is_finite()))
+        {
+            return Err(format!("table `{name}` has a non-finite number"));
+        }
+    }
+    Ok(())
+}
+
+/// The timing of a line that says `ok`: every field present, finite and consistent.
 fn ok_timing(l: &Line) -> Result<Timing, String> {
     let rel_error = need(l.rel_error, "rel_error")?;
     let tolerance = need(l.tolerance, "tolerance")?;
@@ -91,23 +114,7 @@ fn ok_timing(l: &Line) -> Result<Timing, String> {
             return Err("`workspace_bytes` must be a non-negative number".into());
         }
     }
-    for (name, pts) in &l.series {
-        if pts.iter().flatten().any(|v| !v.is_finite()) {
-            return Err(format!("series `{name}` has a non-finite point"));
-        }
-    }
-    for (name, t) in &l.tables {
-        if t.columns.is_empty() || t.rows.iter().any(|r| r.len() != t.columns.len()) {
-            return Err(format!("table `{name}`: every row needs one cell per column"));
-        }
-        if t.rows
-            .iter()
-            .flatten()
-            .any(|c| matches!(c, Cell::Num(x) if !x.is_finite()))
-        {
-            return Err(format!("table `{name}` has a non-finite number"));
-        }
-    }
+    check_extras(l)?;
     Ok(Timing {
         rel_error,
         tolerance,

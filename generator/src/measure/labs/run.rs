@@ -168,7 +168,7 @@ pub fn run_planned(
 /// "lab pt_train (pt_train): ok · 3 record(s) · 1.2 min" or its failure.
 fn lab_line(lab: &Lab, recs: &[Record]) -> String {
     let secs = recs.first().and_then(|r| r.wall_s).unwrap_or(0.0);
-    let time = crate::measure::estimate::duration(secs);
+    let time = crate::measure::progress::duration(secs);
     let failed: Vec<&Record> = recs
         .iter()
         .filter(|r| crate::measure::store::is_real_failure(r))
