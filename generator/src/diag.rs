@@ -173,6 +173,32 @@ impl Diagnostic {
     }
 }
 
+/// Line and column lookups in one text, for callers that ask many times (a card's pieces):
+/// the line starts are found once and each lookup is a binary search.
+pub struct LineIndex<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    pub fn new(text: &'a str) -> LineIndex<'a> {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { text, starts }
+    }
+
+    /// The same as [`line_col`].
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.starts.partition_point(|s| *s <= offset);
+        let start = self.starts[line - 1];
+        (line, self.text[start..offset].chars().count() + 1)
+    }
+}
+
 /// 1-based line and column of a byte offset in `text`.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
@@ -180,4 +206,20 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let col = before.rsplit('\n').next().map(|s| s.chars().count()).unwrap_or(0) + 1;
     (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_index_agrees_with_line_col() {
+        let text = "ab\n가나다\n\nxyz";
+        let idx = LineIndex::new(text);
+        for off in 0..=text.len() + 2 {
+            if text.is_char_boundary(off.min(text.len())) {
+                assert_eq!(idx.line_col(off), line_col(text, off), "offset {off}");
+            }
+        }
+    }
 }

@@ -291,8 +291,10 @@ fn check_graph(book: &Book, diags: &mut Diagnostics) {
 fn check_body(book: &Book, card: &Card, diags: &mut Diagnostics) {
     let lab_fams = crate::figspec::lab_families(&book.labs);
     let mut stray_line = 0;
-    for piece in markup::scan(card.body(), card.body_offset) {
-        let (line, col) = line_col(&card.source, piece.range().start);
+    let index = crate::diag::LineIndex::new(&card.source);
+    let pieces = markup::scan(card.body(), card.body_offset);
+    for piece in pieces.iter().cloned() {
+        let (line, col) = index.line_col(piece.range().start);
         if matches!(piece, Piece::StrayDollar { .. }) {
             // One report per line: the closing `$` of the same broken span is not news.
             if stray_line == line {
@@ -378,12 +380,12 @@ fn check_body(book: &Book, card: &Card, diags: &mut Diagnostics) {
             Piece::Prose { .. } => {}
         }
     }
-    check_prose(book, card, diags);
+    check_prose(book, card, pieces, diags);
 }
 
 /// The card's measured values and claims against the results, and its typed measured numbers.
-fn check_prose(book: &Book, card: &Card, diags: &mut Diagnostics) {
-    let pieces = markup::scan(card.body(), card.body_offset)
+fn check_prose(book: &Book, card: &Card, pieces: Vec<Piece>, diags: &mut Diagnostics) {
+    let pieces = pieces
         .into_iter()
         .filter_map(|p| match p {
             Piece::Prose { body, range } => Some((body, range)),

@@ -131,6 +131,12 @@ pub fn find(body: &str, stop_at: Option<&str>) -> Vec<Finding> {
 /// The findings of one block: sentence by sentence (a table row as a whole, with its header).
 fn scan_block(b: &Block) -> Vec<Finding> {
     let marked = |s: &str| {
+        if !MARKERS.iter().any(|m| s.contains(m)) {
+            return false;
+        }
+        if !NOT_MARKERS.iter().any(|n| s.contains(n)) {
+            return true;
+        }
         let mut t = s.to_string();
         for n in NOT_MARKERS {
             t = t.replace(n, "");

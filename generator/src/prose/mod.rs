@@ -15,7 +15,7 @@ pub mod html;
 pub mod lint;
 pub mod syntax;
 
-use crate::diag::{line_col, Diagnostics};
+use crate::diag::Diagnostics;
 use crate::measure::results::ResultsFile;
 use crate::model::Card;
 use std::ops::Range;
@@ -46,7 +46,8 @@ pub fn parse_all(pieces: Vec<(Option<String>, Range<usize>)>) -> Parsed {
 
 /// Check a card's values and claims against `files` (all results, shipped and the reader's).
 pub fn check_card(card: &Card, parsed: &Parsed, files: &[&ResultsFile], diags: &mut Diagnostics) {
-    let at = |offset: usize| line_col(&card.source, offset);
+    let index = crate::diag::LineIndex::new(&card.source);
+    let at = |offset: usize| index.line_col(offset);
     let mut open: Option<usize> = None;
     for (range, p) in parsed {
         let (line, col) = at(range.start);
