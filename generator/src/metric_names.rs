@@ -46,7 +46,7 @@ impl Better {
 /// What kind of number a metric is, which fixes its unit and how it is scaled for display.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Quantity {
-    /// Stored in milliseconds: shown in ms, and in s from 1,000 ms.
+    /// Stored in milliseconds: shown in ms, in µs below 1 ms, in s from 1,000 ms.
     Millis,
     /// Stored in microseconds: µs, ms from 1,000 µs, s from 1,000,000 µs.
     Micros,
@@ -85,12 +85,18 @@ pub struct Scale {
     quantity: Quantity,
 }
 
+mod params;
+
+pub use params::{
+    family_title, param, param_name, param_text, param_value, params_text, Param, FAMILIES, FAMILY_PARAMS,
+    PARAMS,
+};
 use std::borrow::Cow;
 use Better::{Higher, Lower, Neither};
 use Quantity::*;
 
-/// Every metric the book's records carry (and the three a lab figure may ask for by name:
-/// `time`, `tflops`, `gbps`). A test keeps this in step with `kernels/results/*.json`.
+/// Every metric the book's records carry (and what a lab figure may ask for by name: `time`,
+/// `tflops`, `gbps`, and the `loss` and `val_loss` series). A test keeps this in step with `kernels/results/*.json`.
 pub const METRICS: &[Metric] = &[
     m("time", "중앙값 시간 (median time)", Millis, Lower),
     m("median_ms", "중앙값 시간 (median time)", Millis, Lower),
@@ -104,6 +110,8 @@ pub const METRICS: &[Metric] = &[
     m("tpot_p50_ms", "TPOT p50 (출력 token 간격)", Millis, Lower),
     m("tpot_p99_ms", "TPOT p99 (출력 token 간격)", Millis, Lower),
     m("step_ms", "step 시간", Millis, Lower),
+    m("loss", "학습 loss", Plain, Lower),
+    m("val_loss", "validation loss", Plain, Lower),
     m("ar_token_ms", "AR decoding token당 시간", Millis, Lower),
     m(
         "breakeven_steps",
@@ -151,6 +159,17 @@ pub const METRICS: &[Metric] = &[
     m("err_vs_bf16", "BF16 weight 대비 상대 오차", Error, Lower),
     m("kv_err_vs_bf16", "BF16 KV cache 대비 상대 오차", Error, Lower),
     m("splits", "KV 분할 수 (split)", Count(""), Neither),
+    // Columns of the tables labs record (profilers, collectives).
+    m("calls", "호출 수", Count(""), Neither),
+    m("calls_per_run", "실행당 호출 수", Count(""), Neither),
+    m("count", "개수", Count(""), Neither),
+    m("cuda_time_us", "GPU 시간", Micros, Neither),
+    m("cpu_time_us", "CPU 시간", Micros, Neither),
+    m("time_us_per_run", "실행당 GPU 시간", Micros, Neither),
+    m("cpu_ms_total", "CPU 시간 합", Millis, Neither),
+    m("device_ms_total", "GPU 시간 합", Millis, Neither),
+    m("pct", "시간 비율", Percent, Neither),
+    m("result_bytes", "결과 크기", Bytes, Neither),
     m(
         "stream_k_tiles",
         "Stream-K로 나눈 tile 수",
@@ -247,6 +266,7 @@ impl Metric {
         };
         match self.quantity {
             Millis if big(1000.0) => s(1e-3, "s"),
+            Millis if max_abs.is_finite() && max_abs > 0.0 && max_abs < 1.0 => s(1e3, "µs"),
             Millis => s(1.0, "ms"),
             Micros if big(1e6) => s(1e-6, "s"),
             Micros if big(1000.0) => s(1e-3, "ms"),
@@ -269,30 +289,40 @@ impl Scale {
         if !v.is_finite() {
             return "—".into();
         }
-        let x = v * self.factor;
-        let n = match self.quantity {
-            Error => return format!("{x:.1e}"),
-            Count(_) if (x - x.round()).abs() < 1e-9 => group_i(x.round()),
-            _ => number(x),
-        };
+        let n = self.number(v);
         match self.unit {
             "" => n,
             "%" | "×" => format!("{n}{}", self.unit),
             u => format!("{n} {u}"),
         }
     }
+
+    /// A stored value in this scale, without the unit (a table column says it once).
+    pub fn number(&self, v: f64) -> String {
+        let x = v * self.factor;
+        match self.quantity {
+            Error => format!("{x:.1e}"),
+            Count(_) if (x - x.round()).abs() < 1e-9 => group_i(x.round()),
+            _ => number(x),
+        }
+    }
 }
 
-/// A number with as many digits as its size deserves: 12,345 · 123.4 · 12.3 · 1.23 · 1.2e-3.
+/// A number with as many digits as its size deserves: 12,345 · 123.4 · 12.3 · 1.23 · 0.584 ·
+/// 0.0111 (three significant digits below 1) · 3.2e-5.
 pub fn number(x: f64) -> String {
+    let a = x.abs();
     if !x.is_finite() {
         "—".into()
-    } else if x.abs() >= 1000.0 {
+    } else if a >= 1000.0 {
         group_i(x.round())
-    } else if x.abs() >= 10.0 {
+    } else if a >= 10.0 {
         format!("{x:.1}")
-    } else if x.abs() >= 0.01 || x == 0.0 {
+    } else if a >= 1.0 || x == 0.0 {
         format!("{x:.2}")
+    } else if a >= 1e-4 {
+        let decimals = (2 - a.log10().floor() as i32).max(2) as usize;
+        format!("{x:.decimals$}")
     } else {
         format!("{x:.1e}")
     }
@@ -315,201 +345,6 @@ fn group_i(x: f64) -> String {
     }
 }
 
-/// A parameter key in words.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Param {
-    pub key: &'static str,
-    /// Its name in words ("context", "KV heads"); a single capital letter is written "N = 4,096".
-    pub label: &'static str,
-    /// A unit after the value ("tokens", "KiB"), or "".
-    pub unit: &'static str,
-    /// Values that are words (causal 0/1, the tp_gemm projections); an empty word hides the
-    /// parameter at that value (a `debug_build` of 0 is not worth a reader's attention).
-    pub values: &'static [(u64, &'static str)],
-    /// A build detail a reader never needs (cache sizes of the harness): never shown.
-    pub hidden: bool,
-}
-
-const fn p(key: &'static str, label: &'static str, unit: &'static str) -> Param {
-    Param {
-        key,
-        label,
-        unit,
-        values: &[],
-        hidden: false,
-    }
-}
-
-/// Every parameter key of the book's records. A test keeps this in step with the results.
-pub const PARAMS: &[Param] = &[
-    p("n", "N", ""),
-    p("m", "M", ""),
-    p("k", "K", ""),
-    p("d", "d", ""),
-    p("l", "L", ""),
-    p("f", "FFN 폭", ""),
-    p("b", "batch", ""),
-    p("batch", "batch", ""),
-    p("h", "heads", ""),
-    p("heads", "heads", ""),
-    p("hq", "query heads", ""),
-    p("hkv", "KV heads", ""),
-    p("d_head", "head dim", ""),
-    p("d_model", "d_model", ""),
-    p("rows", "rows", ""),
-    p("cols", "columns", ""),
-    p("seq", "seq", "tokens"),
-    p("ctx", "context", "tokens"),
-    p("canvas", "canvas", "tokens"),
-    p("tokens", "tokens", ""),
-    p("steps", "steps", ""),
-    p("profiled_steps", "profiled steps", ""),
-    p("layers", "layers", ""),
-    p("tp", "TP", "-way"),
-    p("world", "GPUs", ""),
-    p("devices", "devices", ""),
-    p("requests", "requests", ""),
-    p("max_num_seqs", "동시 sequence 최대", ""),
-    p("kv_budget_tokens", "KV budget", "tokens"),
-    p("output_tokens", "output", "tokens"),
-    p("bucket_kib", "bucket", "KiB"),
-    p("tensor_kib", "tensor", "KiB"),
-    p("tensors", "tensors", ""),
-    Param {
-        values: &[(0, "non-causal"), (1, "causal")],
-        ..p("causal", "", "")
-    },
-    Param {
-        values: &[
-            (0, "QKV projection"),
-            (1, "gate·up projection"),
-            (2, "down projection"),
-        ],
-        ..p("proj", "", "")
-    },
-    Param {
-        values: &[(0, ""), (1, "debug build (not a measurement to trust)")],
-        ..p("debug_build", "", "")
-    },
-    Param {
-        hidden: true,
-        ..p("elem_bytes", "element bytes", "B")
-    },
-    Param {
-        hidden: true,
-        ..p("llc_bytes", "last-level cache", "B")
-    },
-    Param {
-        hidden: true,
-        ..p("write_allocate_counted", "write-allocate counted", "")
-    },
-];
-
-/// The parameter with this key, if the table has it.
-pub fn param(key: &str) -> Option<&'static Param> {
-    PARAMS.iter().find(|p| p.key == key.trim())
-}
-
-/// The name of a parameter on an axis or a column header: "context (tokens)", "N", "batch".
-pub fn param_name(key: &str) -> String {
-    match param(key) {
-        Some(p) if p.label.is_empty() => humanize(key),
-        Some(p) if p.unit.is_empty() || p.unit.starts_with('-') => p.label.to_string(),
-        Some(p) => format!("{} ({})", p.label, p.unit),
-        None => humanize(key),
-    }
-}
-
-/// A parameter value without its name, for a table cell or an axis tick: "4,096", "causal".
-pub fn param_value(key: &str, v: u64) -> String {
-    match param(key).and_then(|p| p.values.iter().find(|(x, _)| *x == v)) {
-        Some((_, w)) => w.to_string(),
-        None => group_i(v as f64),
-    }
-}
-
-/// One parameter in words, or None when it is not worth showing: "N = 4,096", "batch 32",
-/// "context 4,096 tokens", "causal", "TP 8-way".
-pub fn param_text(key: &str, v: u64) -> Option<String> {
-    let Some(p) = param(key) else {
-        return Some(format!("{} {}", humanize(key), group_i(v as f64)));
-    };
-    if p.hidden {
-        return None;
-    }
-    if let Some((_, w)) = p.values.iter().find(|(x, _)| *x == v) {
-        return (!w.is_empty()).then(|| w.to_string());
-    }
-    let value = group_i(v as f64);
-    let single_letter = p.label.len() == 1 && p.label.chars().all(|c| c.is_ascii_alphabetic());
-    Some(if single_letter {
-        format!("{} = {value}", p.label)
-    } else if p.unit.starts_with('-') {
-        format!("{} {value}{}", p.label, p.unit)
-    } else if p.unit.is_empty() {
-        format!("{} {value}", p.label)
-    } else {
-        format!("{} {value} {}", p.label, p.unit)
-    })
-}
-
-/// Several parameters in words, joined with " · ", skipping those not worth showing.
-pub fn params_text<'a>(params: impl IntoIterator<Item = (&'a str, u64)>) -> String {
-    params
-        .into_iter()
-        .filter_map(|(k, v)| param_text(k, v))
-        .collect::<Vec<_>>()
-        .join(" · ")
-}
-
-/// Benchmark families in words, for figure titles.
-pub const FAMILIES: &[(&str, &str)] = &[
-    ("bandwidth", "메모리 대역폭 (copy)"),
-    ("transpose", "행렬 transpose"),
-    ("reduction", "reduction (합)"),
-    ("softmax", "softmax"),
-    ("rmsnorm", "RMSNorm"),
-    ("gemv", "GEMV"),
-    ("sgemm", "SGEMM (FP32 행렬 곱)"),
-    ("tc_gemm", "tensor core GEMM (BF16)"),
-    ("attention", "attention forward (BF16)"),
-    ("tp_gemm", "tensor parallel GEMM shard (BF16)"),
-    ("decode_attention", "decode attention"),
-    ("quant_gemv", "양자화 GEMV"),
-    ("ssm_scan", "SSM selective scan"),
-    ("cpu", "이 컴퓨터의 CPU"),
-    ("pt_forward", "PyTorch forward (hdlc-lab)"),
-    ("pt_train", "PyTorch 학습 (hdlc-lab)"),
-    ("pt_profile", "PyTorch profiler (학습 step)"),
-    ("pt_rmsnorm", "PyTorch RMSNorm"),
-    ("pt_attention", "PyTorch SDPA attention"),
-    ("pt_cuda_graphs", "PyTorch CUDA graphs (decode)"),
-    ("jax_forward", "JAX forward (hdlc-lab)"),
-    ("jax_train", "JAX 학습 (hdlc-lab)"),
-    ("jax_profiling", "JAX profiler"),
-    ("jax_pallas", "JAX Pallas kernel"),
-    ("jax_mesh", "JAX mesh sharding"),
-    ("triton_softmax", "Triton softmax"),
-    ("triton_rmsnorm", "Triton RMSNorm"),
-    ("triton_matmul", "Triton matmul"),
-    ("triton_attention", "Triton attention"),
-    ("nano_vllm", "nano-vllm serving engine"),
-    ("nano_vllm_kernels", "nano-vllm kernels"),
-    ("dllm_step", "diffusion LM step"),
-    ("dist_ddp", "DDP"),
-    ("dist_fsdp", "FSDP2"),
-    ("dist_bucketing", "gradient bucketing"),
-    ("dist_comm_profile", "communication profile"),
-];
-
-/// A benchmark family in words ("sgemm" → "SGEMM (FP32 행렬 곱)"); an unknown one humanized.
-pub fn family_title(family: &str) -> String {
-    FAMILIES
-        .iter()
-        .find(|(k, _)| *k == family)
-        .map_or_else(|| humanize(family), |(_, t)| t.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -519,6 +354,7 @@ mod tests {
         let t = lookup("ttft_p50_ms").unwrap();
         assert_eq!(t.format(114_076.1), "114.1 s");
         assert_eq!(t.format(12.34), "12.3 ms");
+        assert_eq!(t.format(0.0096), "9.60 µs");
         assert_eq!(t.better, Better::Lower);
         assert_eq!(t.heading(&t.scale(5000.0)), "TTFT p50 (첫 token까지) (s) ↓");
         let b = lookup("peak_mem_bytes").unwrap();
@@ -528,6 +364,9 @@ mod tests {
         assert_eq!(lookup("tokens_per_s").unwrap().format(12345.6), "12,346 token/s");
         assert_eq!(lookup("mfu_pct").unwrap().format(45.23), "45.2%");
         assert_eq!(lookup("err_vs_bf16").unwrap().format(0.00312), "3.1e-3");
+        assert_eq!(number(0.5841), "0.584");
+        assert_eq!(number(0.01113), "0.0111");
+        assert_eq!(number(0.0000321), "3.2e-5");
     }
 
     #[test]
@@ -535,21 +374,27 @@ mod tests {
         let d = describe("queue_wait_ms");
         assert_eq!(d.label, "queue wait");
         assert_eq!(d.format(2000.0), "2.00 s");
-        assert_eq!(param_text("new_knob", 3).as_deref(), Some("new knob 3"));
+        assert_eq!(param_text("", "new_knob", 3).as_deref(), Some("new knob 3"));
         assert_eq!(family_title("new_lab"), "new lab");
     }
 
     #[test]
     fn params_read_as_words() {
-        assert_eq!(param_text("n", 4096).as_deref(), Some("N = 4,096"));
-        assert_eq!(param_text("ctx", 4096).as_deref(), Some("context 4,096 tokens"));
-        assert_eq!(param_text("causal", 1).as_deref(), Some("causal"));
-        assert_eq!(param_text("debug_build", 0), None);
-        assert_eq!(param_text("llc_bytes", 1 << 25), None);
-        assert_eq!(param_text("tp", 8).as_deref(), Some("TP 8-way"));
-        assert_eq!(param_name("ctx"), "context (tokens)");
+        assert_eq!(param_text("", "n", 4096).as_deref(), Some("N = 4,096"));
         assert_eq!(
-            params_text([("batch", 32), ("debug_build", 0), ("seq", 256)]),
+            param_text("", "ctx", 4096).as_deref(),
+            Some("context 4,096 tokens")
+        );
+        assert_eq!(param_text("", "causal", 1).as_deref(), Some("causal"));
+        assert_eq!(param_text("cpu", "debug_build", 0), None);
+        assert_eq!(param_text("cpu", "llc_bytes", 1 << 25), None);
+        assert_eq!(param_text("", "tp", 8).as_deref(), Some("TP 8-way"));
+        assert_eq!(param_text("attention", "d", 128).as_deref(), Some("head dim 128"));
+        assert_eq!(param_text("ssm_scan", "d", 128).as_deref(), Some("channels 128"));
+        assert_eq!(param_text("", "d", 128).as_deref(), Some("d = 128"));
+        assert_eq!(param_name("", "ctx"), "context (tokens)");
+        assert_eq!(
+            params_text("pt_train", [("batch", 32), ("debug_build", 0), ("seq", 256)]),
             "batch 32 · seq 256 tokens"
         );
     }

@@ -31,10 +31,22 @@ fn draw(block: &str) -> String {
 #[test]
 fn failures_are_named_never_drawn() {
     let html = draw("bench: fixture_lab\nshow: table\nwhere: {cols: 4096}\n");
-    // The crashed and the unverified variants: shown as failed, with the crash's error.
-    assert!(html.contains("lab crashed"), "{html}");
-    assert!(html.contains("fixture crash"), "{html}");
-    assert!(html.contains("verification failed"), "{html}");
+    // The crashed and the unverified variants: shown as failed where their numbers would be,
+    // with a footnote mark; the crash's exception only in the footnote, folded, never in a cell.
+    let table = &html[..html.find("</table>").unwrap()];
+    assert!(
+        table.contains("검증 실패¹") && table.contains("실행 실패²"),
+        "{html}"
+    );
+    assert!(
+        !table.contains("RuntimeError") && !table.contains("fixture crash"),
+        "{table}"
+    );
+    assert!(html.contains("lab 프로세스가 비정상 종료 (crash)"), "{html}");
+    assert!(
+        html.contains("<summary>오류 메시지</summary><code>RuntimeError: fixture crash"),
+        "{html}"
+    );
     // The unverified record's time (0.0137 ms) must not appear as a number.
     assert!(!html.contains("0.0137"), "{html}");
     // Provenance names the machine and the frameworks.
@@ -77,7 +89,7 @@ fn curve_and_records() {
         html.contains("ampere_sgemm_fixture") && html.contains("1,234") || html.contains("1234"),
         "{html}"
     );
-    assert!(html.contains("lab crashed"), "{html}");
+    assert!(html.contains("실행 실패¹"), "{html}");
 }
 
 #[test]
@@ -86,7 +98,7 @@ fn lines_of_code_column() {
     let loc = BTreeMap::from([("triton".to_string(), 17usize)]);
     let html = render_lab_figure(&spec, &files(), None, &loc).unwrap();
     assert!(
-        html.contains("lines of code") && html.contains("<td>17</td>"),
+        html.contains("코드 줄 수") && html.contains("<td>17</td>"),
         "{html}"
     );
 }

@@ -26,9 +26,20 @@ fn every_shipped_metric_and_param_has_words() {
     for f in shipped() {
         for r in &f.records {
             families.insert(r.family.clone());
-            params.extend(r.params.keys().cloned());
+            params.extend(r.params.keys().map(|k| (r.family.clone(), k.clone())));
             if let Outcome::Ok(t) = &r.outcome {
                 metrics.extend(t.metrics.keys().cloned());
+                metrics.extend(t.series.keys().cloned());
+                for table in t.tables.values() {
+                    // Numeric columns are metrics; the text columns (names) are not.
+                    metrics.extend(table.columns.iter().enumerate().filter_map(|(i, c)| {
+                        let numeric = table
+                            .rows
+                            .iter()
+                            .all(|row| matches!(row.get(i), Some(hdlc::measure::results::Cell::Num(_))));
+                        (numeric && !table.rows.is_empty()).then(|| c.clone())
+                    }));
+                }
             }
         }
     }
@@ -38,11 +49,18 @@ fn every_shipped_metric_and_param_has_words() {
         missing.is_empty(),
         "metrics without words in metric_names: {missing:?}"
     );
-    let missing: Vec<&String> = params.iter().filter(|k| param(k).is_none()).collect();
+    let missing: Vec<&(String, String)> = params.iter().filter(|(f, k)| param(f, k).is_none()).collect();
     assert!(
         missing.is_empty(),
         "params without words in metric_names: {missing:?}"
     );
+    // No parameter of a shipped record reads as an identifier.
+    let raw: Vec<String> = params
+        .iter()
+        .map(|(f, k)| hdlc::metric_names::param_name(f, k))
+        .filter(|n| n.contains('_'))
+        .collect();
+    assert!(raw.is_empty(), "parameter names with underscores: {raw:?}");
     let raw: Vec<&String> = families
         .iter()
         .filter(|f| family_title(f).contains('_'))

@@ -22,15 +22,20 @@
 //! registered the same way in [`LAB_VIEWS`]. A `device:` list (or `all`) draws any view of either
 //! kind once per machine, side by side on one value axis: `panels`.
 
+mod barchart;
 mod caption;
 mod classify;
 mod family;
 mod format;
+mod htmltable;
 mod lab;
 mod ladder;
+mod linechart;
+mod notes;
 mod panels;
 mod prelude;
 mod roofline;
+mod roofs;
 mod scaling;
 mod style;
 mod table;

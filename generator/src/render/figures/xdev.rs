@@ -9,6 +9,8 @@
 //! measurement follows; a failed record shows as failed, and every number comes from the
 //! results files or the datasheet table in `measure::device`.
 
+use super::htmltable::HtmlTable;
+use super::notes::Footnotes;
 use super::panels::machines;
 use super::prelude::*;
 use crate::figspec::Devices;
@@ -81,23 +83,23 @@ pub(super) fn devices(c: &Ctx) -> Result<String, String> {
         Unit::GFlops => "FLOP/s",
     };
 
+    let mut notes = Footnotes::default();
     let mut h = String::new();
     let _ = writeln!(
         h,
         "<figure class=\"hdlc-figure hdlc-table hdlc-xdev\" id=\"{}\">",
         c.id
     );
-    h.push_str("<table>\n<thead>\n<tr>");
     // Parameters that every row shares go to the caption; the column shows only what varies.
     let params_col = !axis.varying.is_empty();
-    let mut cols = vec!["variant".to_string()];
+    let mut cols = vec!["변형 (variant)".to_string()];
     if params_col {
         cols.push(esc(&axis.header()));
     }
     for m in &ms {
         let nodata = if m.fam.is_none() { " (no data)" } else { "" };
         cols.push(format!(
-            "{}{nodata}<br>median {unit_name}",
+            "{}{nodata}<br>중앙값 {unit_name} ↑",
             esc(&short_name(&m.name))
         ));
     }
@@ -113,10 +115,7 @@ pub(super) fn devices(c: &Ctx) -> Result<String, String> {
         ));
         cols.push("판정 (verdict)".into());
     }
-    for col in cols {
-        let _ = write!(h, "<th>{col}</th>");
-    }
-    h.push_str("</tr>\n</thead>\n<tbody>\n");
+    let mut rows = Vec::new();
     for item in &items {
         let label = if item.baseline {
             format!("{} (baseline)", esc(&item.label))
@@ -128,10 +127,18 @@ pub(super) fn devices(c: &Ctx) -> Result<String, String> {
             cells.push(esc(&axis.cell(item)));
         }
         let states: Vec<Option<State>> = ms.iter().map(|m| state_of(m, item)).collect();
-        for s in &states {
+        for (m, s) in ms.iter().zip(&states) {
             cells.push(match s {
-                Some(State::Ok(m)) => fmt_value(unit, m.value),
-                Some(State::Failed(why)) => format!("<span class=\"fail\">{why}</span>"),
+                Some(State::Ok(v)) => fmt_value(unit, v.value),
+                Some(State::Failed(_)) => {
+                    let rec = m
+                        .fam
+                        .as_ref()
+                        .and_then(|f| f.rows.iter().find(|r| same_item(r.rec, item)))
+                        .map_or(*item, |r| r.rec);
+                    let what = format!("{}, {}", item.label, short_name(&m.name));
+                    format!("<span class=\"fail\">{}</span>", esc(&notes.mark(rec, &what)))
+                }
                 None => "—".into(),
             });
         }
@@ -152,17 +159,19 @@ pub(super) fn devices(c: &Ctx) -> Result<String, String> {
                 _ => "—".into(),
             });
         }
-        h.push_str("<tr>");
-        for cell in cells {
-            let _ = write!(h, "<td>{cell}</td>");
-        }
-        h.push_str("</tr>\n");
+        rows.push(cells);
     }
-    h.push_str("</tbody>\n</table>\n");
+    let n = rows.len();
+    let table = HtmlTable {
+        head: cols,
+        rows,
+        shown: vec![true; n],
+    };
+    h.push_str(&table.html());
     let shared = (!params_col)
         .then(|| items.first().map(|r| size_text(&axis, r)))
         .flatten();
-    h.push_str(&caption(c, &ms, &sheets, &items, shared));
+    h.push_str(&caption(c, &ms, &sheets, &items, shared, &notes.html()));
     h.push_str("</figure>");
     Ok(h)
 }
@@ -222,6 +231,7 @@ fn caption(
     sheets: &[Option<Datasheet>],
     items: &[&Record],
     shared_params: Option<String>,
+    footnotes: &[String],
 ) -> String {
     let mut notes: Vec<String> = shared_params
         .map(|p| format!("<span class=\"params\">{}.</span>", esc(&p)))
@@ -263,7 +273,7 @@ fn caption(
             let _ = write!(h, "{} ", esc(&cap));
         }
     }
-    for n in &notes {
+    for n in notes.iter().chain(footnotes) {
         let _ = write!(h, "{n} ");
     }
     for m in ms {
