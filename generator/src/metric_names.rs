@@ -98,8 +98,8 @@ use Quantity::*;
 /// Every metric the book's records carry (and what a lab figure may ask for by name: `time`,
 /// `tflops`, `gbps`, and the `loss` and `val_loss` series). A test keeps this in step with `kernels/results/*.json`.
 pub const METRICS: &[Metric] = &[
-    m("time", "중앙값 시간 (median time)", Millis, Lower),
-    m("median_ms", "중앙값 시간 (median time)", Millis, Lower),
+    m("time", "중앙값 시간", Millis, Lower),
+    m("median_ms", "중앙값 시간", Millis, Lower),
     m("tflops", "연산 처리량", Unit("TFLOP/s"), Higher),
     m("gbps", "메모리 처리량", Unit("GB/s"), Higher),
     m("achieved_tflops", "달성 연산 처리량", Unit("TFLOP/s"), Higher),

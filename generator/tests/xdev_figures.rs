@@ -262,7 +262,7 @@ fn devices_table_filters_and_reports_missing_machines() {
     assert_eq!(html.matches("<tr><td>").count(), 2, "{html}");
     let m = html
         .find("device memcpy")
-        .or_else(|| html.find("(baseline)"))
+        .or_else(|| html.find("(기준선)"))
         .unwrap();
     let v = html.find("float4").or_else(|| html.find("vec")).unwrap();
     assert!(m < v, "`variants:` order kept");

@@ -98,10 +98,7 @@ pub(super) fn draw_bars(c: &BarChart, width: u32) -> Result<String, String> {
     let height = (top + plot_h + tick_h + axis.len() as f64 * LINE_H + 10.0).ceil() as u32;
 
     draw(width, height, |root| {
-        for (i, t) in title.iter().enumerate() {
-            let y = 6 + (i as f64 * LINE_H * 1.1) as i32;
-            text(root, t, (8, y), HEAD, INK, Pos::new(HPos::Left, VPos::Top))?;
-        }
+        title_block(root, &title)?;
         let x0 = (8.0 + left) as i32;
         let y0 = top as i32;
         mesh(

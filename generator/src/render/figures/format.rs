@@ -133,7 +133,7 @@ pub(super) fn pct(ratio: f64) -> String {
     if !p.is_finite() {
         "—".into()
     } else if p >= 1000.0 {
-        format!("{p:.0}%")
+        format!("{}%", group(p.round() as u64))
     } else {
         format!("{p:.1}%")
     }

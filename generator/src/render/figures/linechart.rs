@@ -119,16 +119,7 @@ pub(super) fn draw_lines(c: &LineChart, width: u32) -> Result<String, String> {
     let legend_top = top + plot_h + ticks_h + 8.0 + x_desc.len() as f64 * LINE_H + 8.0;
     let height = (legend_top + legend.len() as f64 * LINE_H + 8.0).ceil() as u32;
     draw(width, height, |root| {
-        for (i, t) in title.iter().enumerate() {
-            text(
-                root,
-                t,
-                (8, 6 + (i as f64 * LINE_H * 1.1) as i32),
-                HEAD,
-                INK,
-                Pos::new(HPos::Left, VPos::Top),
-            )?;
-        }
+        title_block(root, &title)?;
         for (i, t) in y_desc.iter().enumerate() {
             let y = (title_h + 4.0 + i as f64 * LINE_H) as i32;
             text(root, t, (8, y), SMALL, INK, Pos::new(HPos::Left, VPos::Top))?;

@@ -127,37 +127,15 @@ fn draw_roofline(
     let narrow = width <= NARROW;
     let w = width as f64;
     let title = wrap(title, w - 16.0, HEAD);
-    let y_desc = "달성 연산 처리량 (GFLOP/s) ↑ · 로그 축";
-    let x_desc = "산술 강도 (FLOP/byte, 로그 눈금)";
-    // Legend lines: (the point whose dot starts the line, text, whether it names a failure).
-    let mut legend: Vec<(Option<usize>, String, bool)> = Vec::new();
-    for (i, p) in points.iter().enumerate() {
-        for (k, l) in wrap(&format!("{} {}", circled(i), p.label), w - 40.0, BODY)
-            .into_iter()
-            .enumerate()
-        {
-            legend.push(((k == 0).then_some(i), l, false));
-        }
-    }
-    for f in failed {
-        legend.extend(wrap(f, w - 40.0, SMALL).into_iter().map(|l| (None, l, true)));
-    }
+    let legend = legend_lines(points, failed, w);
     let title_h = title.len() as f64 * LINE_H * 1.1 + 4.0;
     let top = title_h + LINE_H + 6.0;
     let plot_h = if narrow { 260.0 } else { 340.0 };
     let legend_top = top + plot_h + 24.0 + 8.0 + LINE_H + 10.0;
     let height = (legend_top + legend.len() as f64 * LINE_H + 8.0).ceil() as u32;
     draw(width, height, |root| {
-        for (i, t) in title.iter().enumerate() {
-            text(
-                root,
-                t,
-                (8, 6 + (i as f64 * LINE_H * 1.1) as i32),
-                HEAD,
-                INK,
-                Pos::new(HPos::Left, VPos::Top),
-            )?;
-        }
+        title_block(root, &title)?;
+        let y_desc = "달성 연산 처리량 (GFLOP/s) ↑ · 로그 축";
         text(
             root,
             y_desc,
@@ -176,6 +154,7 @@ fn draw_roofline(
             .y_label_area_size(if narrow { 58 } else { 66 })
             .build_cartesian_2d((x_lo..x_hi).log_scale(), (y_lo..y_hi).log_scale())
             .map_err(de)?;
+        // Axis lines from plotters; ticks from `log_ticks` (plotters repeats decade labels).
         chart
             .configure_mesh()
             .disable_x_mesh()
@@ -186,32 +165,31 @@ fn draw_roofline(
             .y_label_formatter(&|_| String::new())
             .draw_styled()
             .map_err(de)?;
-        let (plot_x, plot_y) = chart.plotting_area().get_pixel_range();
+        let (px, py) = chart.plotting_area().get_pixel_range();
+        let plot = (px.start, py.start, px.end, py.end);
+        let to_px = |p: (f64, f64)| chart.backend_coord(&p);
         let most = if narrow { 5 } else { 9 };
         let xt = log_ticks(x_lo, x_hi, most);
         let yt = log_ticks(y_lo, y_hi, most);
-        let (x_at, y_at) = (
-            |v: f64| chart.backend_coord(&(v, y_lo)).0,
-            |v: f64| chart.backend_coord(&(x_lo, v)).1,
-        );
         draw_log_axis(
             root,
             LogAxis::X {
-                top: plot_y.start,
-                bottom: plot_y.end,
+                top: plot.1,
+                bottom: plot.3,
             },
             &xt,
-            &x_at,
+            &|v| to_px((v, y_lo)).0,
         )?;
         draw_log_axis(
             root,
             LogAxis::Y {
-                left: plot_x.start,
-                right: plot_x.end,
+                left: plot.0,
+                right: plot.2,
             },
             &yt,
-            &y_at,
+            &|v| to_px((x_lo, v)).1,
         )?;
+        let x_desc = "산술 강도 (FLOP/byte, 로그 눈금)";
         let xd = (top + plot_h + 24.0 + 8.0) as i32;
         text(
             root,
@@ -221,46 +199,74 @@ fn draw_roofline(
             INK,
             Pos::new(HPos::Center, VPos::Top),
         )?;
-        // Dots first: roof labels and point numbers are placed where they cover none.
-        let px: Vec<(i32, i32)> = points.iter().map(|p| chart.backend_coord(&p.at)).collect();
-        let mut placed: Boxes = px
-            .iter()
-            .map(|&(x, y)| (x as f64 - 6.0, y as f64 - 6.0, x as f64 + 6.0, y as f64 + 6.0))
-            .collect();
-        let to_px = |p: (f64, f64)| chart.backend_coord(&p);
-        draw_roofs(
-            &to_px,
-            (plot_x.start, plot_x.end),
-            root,
-            r,
-            (x_lo, x_hi, y_lo, y_hi),
-            &mut placed,
-        )?;
-        for (p, &(x, y)) in points.iter().zip(&px) {
-            root.draw(&Circle::new((x, y), 5, p.color.filled())).map_err(de)?;
-            root.draw(&Circle::new((x, y), 5, INK.mix(0.7).stroke_width(1)))
+        draw_points(root, points, r, (&to_px, plot), (x_lo, x_hi, y_lo, y_hi))?;
+        draw_legend(root, &legend, points, legend_top)
+    })
+}
+
+/// Legend lines: (the point whose dot starts the line, text, whether it names a failure).
+type LegendLine = (Option<usize>, String, bool);
+
+fn legend_lines(points: &[Point], failed: &[String], w: f64) -> Vec<LegendLine> {
+    let mut legend = Vec::new();
+    for (i, p) in points.iter().enumerate() {
+        let lines = wrap(&format!("{} {}", circled(i), p.label), w - 40.0, BODY);
+        for (k, l) in lines.into_iter().enumerate() {
+            legend.push(((k == 0).then_some(i), l, false));
+        }
+    }
+    for f in failed {
+        legend.extend(wrap(f, w - 40.0, SMALL).into_iter().map(|l| (None, l, true)));
+    }
+    legend
+}
+
+fn draw_legend<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    legend: &[LegendLine],
+    points: &[Point],
+    top: f64,
+) -> Result<(), String> {
+    for (k, (dot, line, fail)) in legend.iter().enumerate() {
+        let y = (top + k as f64 * LINE_H + LINE_H / 2.0) as i32;
+        if let Some(i) = dot {
+            root.draw(&Circle::new((16, y), 5, points[*i].color.filled()))
                 .map_err(de)?;
         }
-        let plot = (
-            plot_x.start as f64,
-            plot_y.start as f64,
-            plot_x.end as f64,
-            plot_y.end as f64,
-        );
-        for (i, &(x, y)) in px.iter().enumerate() {
-            place_number(root, &circled(i), (x as f64, y as f64), plot, &mut placed)?;
-        }
-        for (k, (dot, line, fail)) in legend.iter().enumerate() {
-            let y = (legend_top + k as f64 * LINE_H + LINE_H / 2.0) as i32;
-            if let Some(i) = dot {
-                root.draw(&Circle::new((16, y), 5, points[*i].color.filled()))
-                    .map_err(de)?;
-            }
-            let (size, ink) = if *fail { (SMALL, FAIL) } else { (BODY, INK) };
-            text(root, line, (28, y), size, ink, Pos::new(HPos::Left, VPos::Center))?;
-        }
-        Ok(())
-    })
+        let (size, ink) = if *fail { (SMALL, FAIL) } else { (BODY, INK) };
+        text(root, line, (28, y), size, ink, Pos::new(HPos::Left, VPos::Center))?;
+    }
+    Ok(())
+}
+
+/// The plot's pixel mapping and box (left, top, right, bottom).
+type Plot<'a> = (&'a dyn Fn((f64, f64)) -> (i32, i32), (i32, i32, i32, i32));
+
+/// Roofs, then the points, then their numbers: dots are placed first so that roof labels and
+/// numbers go where they cover none.
+fn draw_points<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    points: &[Point],
+    r: &Roofs,
+    (to_px, plot): Plot,
+    ranges: (f64, f64, f64, f64),
+) -> Result<(), String> {
+    let px: Vec<(i32, i32)> = points.iter().map(|p| to_px(p.at)).collect();
+    let mut placed: Boxes = px
+        .iter()
+        .map(|&(x, y)| (x as f64 - 6.0, y as f64 - 6.0, x as f64 + 6.0, y as f64 + 6.0))
+        .collect();
+    draw_roofs(to_px, (plot.0, plot.2), root, r, ranges, &mut placed)?;
+    for (p, &(x, y)) in points.iter().zip(&px) {
+        root.draw(&Circle::new((x, y), 5, p.color.filled())).map_err(de)?;
+        root.draw(&Circle::new((x, y), 5, INK.mix(0.7).stroke_width(1)))
+            .map_err(de)?;
+    }
+    let bounds = (plot.0 as f64, plot.1 as f64, plot.2 as f64, plot.3 as f64);
+    for (i, &(x, y)) in px.iter().enumerate() {
+        place_number(root, &circled(i), (x as f64, y as f64), bounds, &mut placed)?;
+    }
+    Ok(())
 }
 
 /// A point's number at the first free spot on rings around it (nearest first), inside the plot,

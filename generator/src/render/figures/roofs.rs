@@ -217,15 +217,20 @@ pub(super) fn draw_roofs<DB: DrawingBackend>(
         let above = (py as f64 - 3.0).max(last_bottom + h + 1.0);
         let under = (py as f64 + 3.0 + h).max(last_bottom + h + 1.0);
         let left = (sx.max(plot_left) as f64 + 8.0).min(right - tw);
-        let b = [
+        let mut spots = vec![
             label_box(&lines, right - tw, above),
             label_box(&lines, left, above),
             label_box(&lines, right - tw, under),
             label_box(&lines, left, under),
-        ]
-        .into_iter()
-        .find(|b| !overlaps(*b, placed))
-        .unwrap_or(label_box(&lines, right - tw, above));
+        ];
+        // Pushed down onto its own line by the label above: under the line reads better.
+        if above > py as f64 - 2.0 {
+            spots.rotate_left(2);
+        }
+        let b = spots
+            .into_iter()
+            .find(|b| !overlaps(*b, placed))
+            .unwrap_or(label_box(&lines, right - tw, above));
         draw_label(root, &lines, b)?;
         placed.push(b);
         last_bottom = b.3;

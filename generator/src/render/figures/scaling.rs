@@ -19,46 +19,8 @@ pub(super) fn scaling(c: &Ctx) -> Result<String, String> {
         .iter()
         .filter(|r| r.size > 0 && fam.axis.same_others(r.rec, reference.rec))
         .collect();
-    // One series per variant, kernels in rung order, baselines last.
-    let mut order: Vec<&Row> = rows.clone();
-    order.sort_by(|a, b| {
-        (a.rec.baseline, a.rec.rung, &a.rec.variant, a.size).cmp(&(
-            b.rec.baseline,
-            b.rec.rung,
-            &b.rec.variant,
-            b.size,
-        ))
-    });
     let mut notes = Footnotes::default();
-    let mut series: Vec<(Series, BTreeMap<String, Vec<u64>>)> = Vec::new();
-    for r in order {
-        if series.last().is_none_or(|(s, _)| s.name != series_name(r.rec)) {
-            series.push((
-                Series {
-                    name: series_name(r.rec),
-                    color: fam.color(r.rec),
-                    dashed: r.rec.baseline,
-                    points: Vec::new(),
-                    notes: Vec::new(),
-                },
-                BTreeMap::new(),
-            ));
-        }
-        let (s, failed) = series.last_mut().expect("pushed above");
-        match r.state {
-            State::Ok(m) => {
-                let x = (r.size as f64).log2();
-                if s.points.last().is_none_or(|p| p.0 != x) {
-                    s.points.push((x, m.value));
-                }
-            }
-            State::Failed(_) => {
-                let item = format!("{} ({} = {})", r.rec.label, fam.axis.label, group(r.size));
-                let mark = notes.mark(r.rec, &item);
-                failed.entry(mark).or_default().push(r.size);
-            }
-        }
-    }
+    let series = collect(fam, &rows, &mut notes);
     let max = series
         .iter()
         .flat_map(|(s, _)| s.points.iter().map(|p| p.1))
@@ -119,6 +81,53 @@ pub(super) fn scaling(c: &Ctx) -> Result<String, String> {
     );
     caption_notes.extend(notes.html());
     Ok(figure(c, &svg, &used, &caption_notes))
+}
+
+/// A series being collected, and the sizes (by footnote mark) where it has no point.
+type Collecting = (Series, BTreeMap<String, Vec<u64>>);
+
+/// One series per variant, kernels in rung order, baselines last; failed sizes noted by mark.
+fn collect(fam: &Family, rows: &[&Row], notes: &mut Footnotes) -> Vec<Collecting> {
+    // One series per variant, kernels in rung order, baselines last.
+    let mut order: Vec<&Row> = rows.to_vec();
+    order.sort_by(|a, b| {
+        (a.rec.baseline, a.rec.rung, &a.rec.variant, a.size).cmp(&(
+            b.rec.baseline,
+            b.rec.rung,
+            &b.rec.variant,
+            b.size,
+        ))
+    });
+    let mut series: Vec<Collecting> = Vec::new();
+    for r in order {
+        if series.last().is_none_or(|(s, _)| s.name != series_name(r.rec)) {
+            series.push((
+                Series {
+                    name: series_name(r.rec),
+                    color: fam.color(r.rec),
+                    dashed: r.rec.baseline,
+                    points: Vec::new(),
+                    notes: Vec::new(),
+                },
+                BTreeMap::new(),
+            ));
+        }
+        let (s, failed) = series.last_mut().expect("pushed above");
+        match r.state {
+            State::Ok(m) => {
+                let x = (r.size as f64).log2();
+                if s.points.last().is_none_or(|p| p.0 != x) {
+                    s.points.push((x, m.value));
+                }
+            }
+            State::Failed(_) => {
+                let item = format!("{} ({} = {})", r.rec.label, fam.axis.label, group(r.size));
+                let mark = notes.mark(r.rec, &item);
+                failed.entry(mark).or_default().push(r.size);
+            }
+        }
+    }
+    series
 }
 
 /// A variant's legend name; a baseline says it is one.

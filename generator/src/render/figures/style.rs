@@ -205,6 +205,18 @@ where
     }
 }
 
+/// A chart's title, wrapped into `lines` by the caller, at the top left.
+pub(super) fn title_block<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    lines: &[String],
+) -> Result<(), String> {
+    for (i, t) in lines.iter().enumerate() {
+        let y = 6 + (i as f64 * LINE_H * 1.1) as i32;
+        text(root, t, (8, y), HEAD, INK, Pos::new(HPos::Left, VPos::Top))?;
+    }
+    Ok(())
+}
+
 /// Tick values of a log axis over [lo, hi]: 1, 2 and 5 times each power of ten, thinned to whole
 /// powers of ten (then every other one) when more than `most` would crowd the axis.
 ///

@@ -8,7 +8,15 @@
 use super::htmltable::HtmlTable;
 use super::notes::Footnotes;
 use super::prelude::*;
-use crate::metric_names::describe;
+use crate::metric_names::{describe, Scale};
+use std::collections::BTreeMap;
+
+/// Which optional columns a table has, and the unit of its time columns.
+struct Columns {
+    time: Scale,
+    spread: bool,
+    workspace: bool,
+}
 
 pub(super) fn table(c: &Ctx) -> Result<String, String> {
     let fam = c.fam;
@@ -19,96 +27,33 @@ pub(super) fn table(c: &Ctx) -> Result<String, String> {
     if rows.is_empty() || rows.iter().all(|r| r.meas().is_none()) {
         return Ok(no_data(c.spec, &c.id, c.spec.size));
     }
-    // Extra device memory a variant needs beside its inputs and outputs (attention's S and P):
-    // shown beside speed wherever the harness recorded it.
-    let workspace = |r: &Row| match &r.rec.outcome {
-        Outcome::Ok(t) => t.workspace_bytes,
-        _ => None,
+    let cols = Columns {
+        time: describe("time").scale(
+            rows.iter()
+                .filter_map(|r| r.meas())
+                .map(|m| m.median_ms)
+                .fold(0.0, f64::max),
+        ),
+        spread: rows.iter().any(|r| r.meas().is_some_and(|m| spread(m).is_some())),
+        workspace: rows.iter().any(|r| workspace(r).is_some()),
     };
-    let has_ws = rows.iter().any(|r| workspace(r).is_some());
-    let time = describe("time");
-    let tscale = time.scale(
-        rows.iter()
-            .filter_map(|r| r.meas())
-            .map(|m| m.median_ms)
-            .fold(0.0, f64::max),
-    );
-    let has_spread = rows.iter().any(|r| r.meas().is_some_and(|m| spread(m).is_some()));
-    let mut head = vec![
-        "변형 (variant)".to_string(),
-        esc(&fam.axis.header()),
-        format!("중앙값 ({}) ↓", tscale.unit),
-    ];
-    if has_spread {
-        head.push(format!("p10–p90 ({})", tscale.unit));
-    }
-    head.extend(["처리량 ↑".to_string(), "기준선 대비 ↑".into(), "상대 오차".into()]);
-    if has_ws {
-        head.push("작업 공간 (GiB)".into());
-    }
-    head.push("상태".into());
     let mut notes = Footnotes::default();
-    let mut cells: Vec<Vec<String>> = Vec::new();
-    for r in &rows {
-        let base = {
-            let same: Vec<&Row> = fam.rows.iter().filter(|o| o.rec.params == r.rec.params).collect();
-            baseline_of(&same)
-        };
-        let mut row = vec![
-            if r.rec.baseline {
-                format!("{} (기준선)", esc(&r.rec.label))
-            } else {
-                esc(&r.rec.label)
-            },
-            esc(&fam.axis.cell(r.rec)),
-        ];
-        match r.state {
-            State::Ok(m) => {
-                row.push(tscale.number(m.median_ms));
-                if has_spread {
-                    row.push(spread(&m).map_or("—".into(), |(a, b)| {
-                        format!("{}–{}", tscale.number(a), tscale.number(b))
-                    }));
-                }
-                row.push(fmt_value(fam.unit, m.value));
-                row.push(match (r.rec.baseline, &base) {
-                    (true, _) => "기준선".into(),
-                    (false, Some((_, b))) => pct(m.value / b.value),
-                    (false, None) => "—".into(),
-                });
-                row.push(format!("{:.1e}", m.rel_error));
-            }
-            State::Failed(_) => {
-                let n = if has_spread { 5 } else { 4 };
-                row.extend(std::iter::repeat_n("—".to_string(), n));
-            }
-        }
-        if has_ws {
-            row.push(workspace(r).map_or("—".into(), |b| format!("{:.2}", b / (1u64 << 30) as f64)));
-        }
-        row.push(match r.state {
-            State::Ok(_) => "✓ 검증됨 (verified)".into(),
-            State::Failed(_) => {
-                let item = format!("{} ({})", r.rec.label, fam.axis.cell(r.rec));
-                format!("<span class=\"fail\">{}</span>", esc(&notes.mark(r.rec, &item)))
-            }
-        });
-        cells.push(row);
-    }
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| row_cells(fam, r, &cols, &mut notes))
+        .collect();
     // Past the fold: rows at other sizes than the figure's (or the largest measured), so the rows
     // the card is about come first.
     let reference = fam.reference(c.spec.size);
-    let groups: Vec<&std::collections::BTreeMap<String, u64>> = rows.iter().map(|r| &r.rec.params).collect();
-    let prefer = |p: &&std::collections::BTreeMap<String, u64>| {
-        let at_ref = reference.is_some_and(|r| &r.rec.params == *p);
-        let size = fam.axis.key.as_ref().and_then(|k| p.get(k)).copied().unwrap_or(0);
-        if at_ref {
-            i64::MIN
-        } else {
-            -(size.min(i64::MAX as u64) as i64)
+    let groups: Vec<&BTreeMap<String, u64>> = rows.iter().map(|r| &r.rec.params).collect();
+    let prefer = |p: &&BTreeMap<String, u64>| {
+        if reference.is_some_and(|r| &r.rec.params == *p) {
+            return i64::MIN;
         }
+        let size = fam.axis.key.as_ref().and_then(|k| p.get(k)).copied().unwrap_or(0);
+        -(size.min(i64::MAX as u64) as i64)
     };
-    let table = HtmlTable::new(head, cells, &groups, prefer);
+    let table = HtmlTable::new(head(fam, &cols), cells, &groups, prefer);
     let mut h = String::new();
     let _ = writeln!(h, "<figure class=\"hdlc-figure hdlc-table\" id=\"{}\">", c.id);
     h.push_str(&table.html());
@@ -123,6 +68,78 @@ pub(super) fn table(c: &Ctx) -> Result<String, String> {
     h.push_str(&figcaption(c, &used, &caption_notes));
     h.push_str("</figure>");
     Ok(h)
+}
+
+/// Extra device memory a variant needs beside its inputs and outputs (attention's S and P),
+/// shown beside speed wherever the harness recorded it.
+fn workspace(r: &Row) -> Option<f64> {
+    match &r.rec.outcome {
+        Outcome::Ok(t) => t.workspace_bytes,
+        _ => None,
+    }
+}
+
+fn head(fam: &Family, cols: &Columns) -> Vec<String> {
+    let mut head = vec![
+        "변형 (variant)".to_string(),
+        esc(&fam.axis.header()),
+        format!("중앙값 ({}) ↓", cols.time.unit),
+    ];
+    if cols.spread {
+        head.push(format!("p10–p90 ({})", cols.time.unit));
+    }
+    head.extend(["처리량 ↑".to_string(), "기준선 대비 ↑".into(), "상대 오차".into()]);
+    if cols.workspace {
+        head.push("작업 공간 (GiB)".into());
+    }
+    head.push("상태".into());
+    head
+}
+
+/// One record's cells; a failed one gets dashes and its footnote mark in the status cell.
+fn row_cells(fam: &Family, r: &Row, cols: &Columns, notes: &mut Footnotes) -> Vec<String> {
+    let same: Vec<&Row> = fam.rows.iter().filter(|o| o.rec.params == r.rec.params).collect();
+    let base = baseline_of(&same);
+    let mut row = vec![
+        if r.rec.baseline {
+            format!("{} (기준선)", esc(&r.rec.label))
+        } else {
+            esc(&r.rec.label)
+        },
+        esc(&fam.axis.cell(r.rec)),
+    ];
+    match r.state {
+        State::Ok(m) => {
+            row.push(cols.time.number(m.median_ms));
+            if cols.spread {
+                row.push(spread(&m).map_or("—".into(), |(a, b)| {
+                    format!("{}–{}", cols.time.number(a), cols.time.number(b))
+                }));
+            }
+            row.push(fmt_value(fam.unit, m.value));
+            row.push(match (r.rec.baseline, &base) {
+                (true, _) => "기준선".into(),
+                (false, Some((_, b))) => pct(m.value / b.value),
+                (false, None) => "—".into(),
+            });
+            row.push(format!("{:.1e}", m.rel_error));
+        }
+        State::Failed(_) => {
+            let n = if cols.spread { 5 } else { 4 };
+            row.extend(std::iter::repeat_n("—".to_string(), n));
+        }
+    }
+    if cols.workspace {
+        row.push(workspace(r).map_or("—".into(), |b| format!("{:.2}", b / (1u64 << 30) as f64)));
+    }
+    row.push(match r.state {
+        State::Ok(_) => "✓ 검증됨 (verified)".into(),
+        State::Failed(_) => {
+            let item = format!("{} ({})", r.rec.label, fam.axis.cell(r.rec));
+            format!("<span class=\"fail\">{}</span>", esc(&notes.mark(r.rec, &item)))
+        }
+    });
+    row
 }
 
 /// A p10–p90 spread worth showing: one whose ends differ.

@@ -118,7 +118,7 @@ pub(super) fn devices(c: &Ctx) -> Result<String, String> {
     let mut rows = Vec::new();
     for item in &items {
         let label = if item.baseline {
-            format!("{} (baseline)", esc(&item.label))
+            format!("{} (기준선)", esc(&item.label))
         } else {
             esc(&item.label)
         };
@@ -127,38 +127,8 @@ pub(super) fn devices(c: &Ctx) -> Result<String, String> {
             cells.push(esc(&axis.cell(item)));
         }
         let states: Vec<Option<State>> = ms.iter().map(|m| state_of(m, item)).collect();
-        for (m, s) in ms.iter().zip(&states) {
-            cells.push(match s {
-                Some(State::Ok(v)) => fmt_value(unit, v.value),
-                Some(State::Failed(_)) => {
-                    let rec = m
-                        .fam
-                        .as_ref()
-                        .and_then(|f| f.rows.iter().find(|r| same_item(r.rec, item)))
-                        .map_or(*item, |r| r.rec);
-                    let what = format!("{}, {}", item.label, short_name(&m.name));
-                    format!("<span class=\"fail\">{}</span>", esc(&notes.mark(rec, &what)))
-                }
-                None => "—".into(),
-            });
-        }
-        for (j, s) in states.iter().enumerate().skip(1) {
-            let measured = match (&states[0], s) {
-                (Some(State::Ok(a)), Some(State::Ok(b))) => Some(b.value / a.value),
-                _ => None,
-            };
-            let ratios = datasheet_ratios(sheets[0].as_ref(), sheets[j].as_ref(), &c.spec.bench);
-            let shown = ratios.map(|(bw, peak)| match unit {
-                Unit::GBs => bw,
-                Unit::GFlops => peak,
-            });
-            cells.push(measured.map_or("—".into(), ratio));
-            cells.push(shown.map_or("—".into(), ratio));
-            cells.push(match (measured, ratios) {
-                (Some(m), Some((bw, peak))) => verdict(m, bw, peak, &c.spec.bench).into(),
-                _ => "—".into(),
-            });
-        }
+        cells.extend(value_cells(&ms, &states, item, unit, &mut notes));
+        cells.extend(ratio_cells(&states, &sheets, unit, &c.spec.bench));
         rows.push(cells);
     }
     let n = rows.len();
@@ -174,6 +144,60 @@ pub(super) fn devices(c: &Ctx) -> Result<String, String> {
     h.push_str(&caption(c, &ms, &sheets, &items, shared, &notes.html()));
     h.push_str("</figure>");
     Ok(h)
+}
+
+/// Each machine's value of one item, or its footnote mark where it failed.
+fn value_cells(
+    ms: &[Machine],
+    states: &[Option<State>],
+    item: &Record,
+    unit: Unit,
+    notes: &mut Footnotes,
+) -> Vec<String> {
+    ms.iter()
+        .zip(states)
+        .map(|(m, s)| match s {
+            Some(State::Ok(v)) => fmt_value(unit, v.value),
+            Some(State::Failed(_)) => {
+                let rec = m
+                    .fam
+                    .as_ref()
+                    .and_then(|f| f.rows.iter().find(|r| same_item(r.rec, item)))
+                    .map_or(item, |r| r.rec);
+                let what = format!("{}, {}", item.label, short_name(&m.name));
+                format!("<span class=\"fail\">{}</span>", esc(&notes.mark(rec, &what)))
+            }
+            None => "—".into(),
+        })
+        .collect()
+}
+
+/// For each machine after the first: the measured ratio, the datasheet ratio and the verdict.
+fn ratio_cells(
+    states: &[Option<State>],
+    sheets: &[Option<Datasheet>],
+    unit: Unit,
+    family: &str,
+) -> Vec<String> {
+    let mut cells = Vec::new();
+    for (j, s) in states.iter().enumerate().skip(1) {
+        let measured = match (&states[0], s) {
+            (Some(State::Ok(a)), Some(State::Ok(b))) => Some(b.value / a.value),
+            _ => None,
+        };
+        let ratios = datasheet_ratios(sheets[0].as_ref(), sheets[j].as_ref(), family);
+        let shown = ratios.map(|(bw, peak)| match unit {
+            Unit::GBs => bw,
+            Unit::GFlops => peak,
+        });
+        cells.push(measured.map_or("—".into(), ratio));
+        cells.push(shown.map_or("—".into(), ratio));
+        cells.push(match (measured, ratios) {
+            (Some(m), Some((bw, peak))) => verdict(m, bw, peak, family).into(),
+            _ => "—".into(),
+        });
+    }
+    cells
 }
 
 /// Whether two records are the same item of a family (variant and parameters).

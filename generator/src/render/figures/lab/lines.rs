@@ -187,7 +187,8 @@ fn plot(
     };
     let x_range = if logx { (xl / 1.3, xh * 1.3) } else { pad(xl, xh) };
     let y_range = if logy {
-        log_range(yl * f, yh * f)
+        // A little room beyond the extreme points, so none sits on the frame.
+        log_range(yl * f / 1.5, yh * f * 1.5)
     } else {
         let (a, b) = pad(yl.min(0.0) * f, yh * f);
         (if yl >= 0.0 { a.max(0.0) } else { a }, b)

@@ -38,82 +38,98 @@ impl Kind {
 /// an attention kernel built on wgmma counts as attention, not as a GEMM).
 pub(super) fn kind_of(name: &str) -> Kind {
     let n = name.to_ascii_lowercase();
-    let has = |words: &[&str]| words.iter().any(|w| n.contains(w));
-    if has(&["sdpa", "flash", "attention", "fmha", "paged_decode", "attn"]) {
-        Kind::Attention
-    } else if has(&[
-        "gemm",
-        "nvjet",
-        "cutlass",
-        "xmma",
-        "matmul",
-        "aten::mm",
-        "aten::bmm",
-        "aten::addmm",
-        "aten::linear",
-        "_dot",
-        "dot_",
-        "wgmma",
-    ]) {
-        Kind::Gemm
-    } else if has(&[
-        "nccl",
-        "gloo",
-        "all_reduce",
-        "allreduce",
-        "all_gather",
-        "allgather",
-        "reduce_scatter",
-    ]) {
-        Kind::Communication
-    } else if has(&[
-        "norm",
-        "reduce",
-        "softmax",
-        "aten::sum",
-        "aten::mean",
-        "sum_kernel",
-    ]) {
-        Kind::Norm
-    } else if has(&[
-        "copy",
-        "gather",
-        "index",
-        "cat",
-        "transpose",
-        "memcpy",
-        "memset",
-        "fill",
-        "scatter",
-        "embedding",
-        "concat",
-        "slice",
-    ]) {
-        Kind::Memory
-    } else if has(&[
-        "elementwise",
-        "functor",
-        "aten::mul",
-        "aten::add",
-        "aten::div",
-        "aten::sub",
-        "silu",
-        "gelu",
-        "relu",
-        "foreach",
-        "multi_tensor",
-        "loop_",
-        "aten::neg",
-        "aten::pow",
-        "aten::exp",
-        "aten::rsqrt",
-        "sigmoid",
-    ]) {
-        Kind::Elementwise
-    } else {
-        Kind::Other
-    }
+    KINDS
+        .iter()
+        .find(|(_, words)| words.iter().any(|w| n.contains(w)))
+        .map_or(Kind::Other, |(k, _)| *k)
 }
+
+/// Words in kernel and op names, by kind, in the order they are tried.
+const KINDS: &[(Kind, &[&str])] = &[
+    (
+        Kind::Attention,
+        &["sdpa", "flash", "attention", "fmha", "paged_decode", "attn"],
+    ),
+    (
+        Kind::Gemm,
+        &[
+            "gemm",
+            "nvjet",
+            "cutlass",
+            "xmma",
+            "matmul",
+            "aten::mm",
+            "aten::bmm",
+            "aten::addmm",
+            "aten::linear",
+            "_dot",
+            "dot_",
+            "wgmma",
+        ],
+    ),
+    (
+        Kind::Communication,
+        &[
+            "nccl",
+            "gloo",
+            "all_reduce",
+            "allreduce",
+            "all_gather",
+            "allgather",
+            "reduce_scatter",
+        ],
+    ),
+    (
+        Kind::Norm,
+        &[
+            "norm",
+            "reduce",
+            "softmax",
+            "aten::sum",
+            "aten::mean",
+            "sum_kernel",
+        ],
+    ),
+    (
+        Kind::Memory,
+        &[
+            "copy",
+            "gather",
+            "index",
+            "cat",
+            "transpose",
+            "memcpy",
+            "memset",
+            "fill",
+            "scatter",
+            "embedding",
+            "concat",
+            "slice",
+        ],
+    ),
+    (
+        Kind::Elementwise,
+        &[
+            "elementwise",
+            "functor",
+            "aten::mul",
+            "aten::add",
+            "aten::div",
+            "aten::sub",
+            "silu",
+            "gelu",
+            "relu",
+            "foreach",
+            "multi_tensor",
+            "loop_",
+            "aten::neg",
+            "aten::pow",
+            "aten::exp",
+            "aten::rsqrt",
+            "sigmoid",
+        ],
+    ),
+];
 
 /// A kernel name without return type, namespaces and template arguments, with the functor of an
 /// elementwise kernel kept in parentheses: `void at::native::vectorized_elementwise_kernel<4,

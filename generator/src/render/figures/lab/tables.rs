@@ -73,117 +73,124 @@ fn rest_of_family(c: &LabCtx, notes: &mut Footnotes) -> String {
     )
 }
 
+/// The columns of a lab table over some records: which optional ones it has, the params that
+/// vary, and the units of its time and metric columns.
+struct Columns {
+    varying: Vec<String>,
+    base: bool,
+    named: bool,
+    spread: bool,
+    time: Scale,
+    metric: Scale,
+}
+
+/// A timing's p10–p90 spread, where there is one (several repetitions, distinct ends).
+fn spread_of(t: &Timing) -> Option<(f64, f64)> {
+    let raw = Some((t.p10_ms, t.p90_ms)).filter(|(a, b)| a.is_finite() && b.is_finite() && *a > 0.0);
+    real_spread(t, raw)
+}
+
 /// Header and cells of a lab table over `recs`: variant, the params that vary, time, spread
 /// (only where there is one), the metric, the ratio to the baseline, lines of code, error, status.
 fn rows_of(c: &LabCtx, recs: &[&Record], notes: &mut Footnotes) -> (Vec<String>, Vec<Vec<String>>) {
-    let varying = varying_params(recs);
-    let has_base = recs.iter().any(|r| r.baseline);
-    let named = !matches!(c.metric, Metric::Time);
     let ok: Vec<&Timing> = recs.iter().filter_map(|r| judge(r).ok()).collect();
-    let time = describe("time");
-    let tscale = time.scale(ok.iter().map(|t| t.median_ms).fold(0.0, f64::max));
-    let spread_of = |t: &Timing| {
-        real_spread(
-            t,
-            Some((t.p10_ms, t.p90_ms)).filter(|(a, b)| a.is_finite() && b.is_finite() && *a > 0.0),
-        )
+    let cols = Columns {
+        varying: varying_params(recs),
+        base: recs.iter().any(|r| r.baseline),
+        named: !matches!(c.metric, Metric::Time),
+        spread: ok.iter().any(|t| spread_of(t).is_some()),
+        time: describe("time").scale(ok.iter().map(|t| t.median_ms).fold(0.0, f64::max)),
+        metric: c.metric.words().scale(
+            ok.iter()
+                .filter_map(|t| c.metric.value(t).ok())
+                .map(|(v, _)| v.abs())
+                .fold(0.0, f64::max),
+        ),
     };
-    let has_spread = ok.iter().any(|t| spread_of(t).is_some());
-    let words = c.metric.words();
-    let mscale = words.scale(
-        ok.iter()
-            .filter_map(|t| c.metric.value(t).ok())
-            .map(|(v, _)| v.abs())
-            .fold(0.0, f64::max),
-    );
+    let cells = recs.iter().map(|r| row_of(c, r, recs, &cols, notes)).collect();
+    (head_of(c, &cols), cells)
+}
+
+fn head_of(c: &LabCtx, cols: &Columns) -> Vec<String> {
     let mut head: Vec<String> = vec!["변형 (variant)".into()];
     head.extend(
-        varying
+        cols.varying
             .iter()
             .map(|k| esc(&crate::metric_names::param_name(&c.spec.bench, k))),
     );
-    head.push(format!("중앙값 시간 ({}) ↓", tscale.unit));
-    if has_spread {
-        head.push(format!("p10–p90 ({})", tscale.unit));
+    head.push(format!("중앙값 시간 ({}) ↓", cols.time.unit));
+    if cols.spread {
+        head.push(format!("p10–p90 ({})", cols.time.unit));
     }
-    if named {
-        head.push(esc(&words.heading(&mscale)));
+    if cols.named {
+        head.push(esc(&c.metric.words().heading(&cols.metric)));
     }
-    if has_base {
+    if cols.base {
         head.push("기준선 대비 ↑".into());
     }
     if !c.loc.is_empty() {
         head.push("코드 줄 수".into());
     }
     head.extend(["상대 오차".to_string(), "상태".into()]);
-    let cells = recs
-        .iter()
-        .map(|r| {
-            let mut row = vec![if r.baseline {
-                format!("{} (기준선)", esc(&r.label))
-            } else {
-                esc(&r.label)
-            }];
-            row.extend(varying.iter().map(|k| {
-                r.params
-                    .get(k)
-                    .map_or("—".into(), |v| esc(&param_value(&r.family, k, *v)))
-            }));
-            let item = row_label(r, recs, &varying);
-            let judged = judge(r);
-            match judged {
-                Ok(t) => {
-                    row.push(tscale.number(t.median_ms));
-                    if has_spread {
-                        row.push(spread_of(t).map_or("—".into(), |(a, b)| {
-                            format!("{}–{}", tscale.number(a), tscale.number(b))
-                        }));
-                    }
-                    let val = c.metric.value(t);
-                    if named {
-                        row.push(match &val {
-                            Ok((v, _)) => mscale.number(*v),
-                            Err(e) => {
-                                let why = super::bars::missing(&words.label, e);
-                                format!("<span class=\"fail\">{}</span>", esc(&notes.mark_why(why, &item)))
-                            }
-                        });
-                    }
-                    if has_base {
-                        row.push(match (r.baseline, &val, baseline_for(c, r)) {
-                            (true, _, _) => "기준선".into(),
-                            (false, Ok((v, _)), Some((_, b))) => {
-                                vs_baseline(c, *v, b).map_or("—".into(), pct)
-                            }
-                            _ => "—".into(),
-                        });
-                    }
-                }
-                Err(_) => {
-                    let n = 1 + has_spread as usize + named as usize + has_base as usize;
-                    row.extend(std::iter::repeat_n("—".to_string(), n));
-                }
+    head
+}
+
+/// One record's cells; a failed one gets dashes and its footnote mark in the status cell.
+fn row_of(c: &LabCtx, r: &Record, recs: &[&Record], cols: &Columns, notes: &mut Footnotes) -> Vec<String> {
+    let mut row = vec![if r.baseline {
+        format!("{} (기준선)", esc(&r.label))
+    } else {
+        esc(&r.label)
+    }];
+    row.extend(cols.varying.iter().map(|k| {
+        r.params
+            .get(k)
+            .map_or("—".into(), |v| esc(&param_value(&r.family, k, *v)))
+    }));
+    let item = row_label(r, recs, &cols.varying);
+    let judged = judge(r);
+    match judged {
+        Ok(t) => {
+            row.push(cols.time.number(t.median_ms));
+            if cols.spread {
+                row.push(spread_of(t).map_or("—".into(), |(a, b)| {
+                    format!("{}–{}", cols.time.number(a), cols.time.number(b))
+                }));
             }
-            if !c.loc.is_empty() {
-                row.push(c.loc.get(&r.variant).map_or("—".into(), |n| n.to_string()));
+            let val = c.metric.value(t);
+            if cols.named {
+                row.push(match &val {
+                    Ok((v, _)) => cols.metric.number(*v),
+                    Err(e) => {
+                        let why = super::bars::missing(&c.metric.words().label, e);
+                        format!("<span class=\"fail\">{}</span>", esc(&notes.mark_why(why, &item)))
+                    }
+                });
             }
-            match judged {
-                Ok(t) => {
-                    row.push(format!("{:.1e}", t.rel_error));
-                    row.push("✓ 검증됨 (verified)".into());
-                }
-                Err(_) => {
-                    row.push("—".into());
-                    row.push(format!(
-                        "<span class=\"fail\">{}</span>",
-                        esc(&notes.mark(r, &item))
-                    ));
-                }
+            if cols.base {
+                row.push(match (r.baseline, &val, baseline_for(c, r)) {
+                    (true, _, _) => "기준선".into(),
+                    (false, Ok((v, _)), Some((_, b))) => vs_baseline(c, *v, b).map_or("—".into(), pct),
+                    _ => "—".into(),
+                });
             }
-            row
-        })
-        .collect();
-    (head, cells)
+        }
+        Err(_) => {
+            let n = 1 + cols.spread as usize + cols.named as usize + cols.base as usize;
+            row.extend(std::iter::repeat_n("—".to_string(), n));
+        }
+    }
+    if !c.loc.is_empty() {
+        row.push(c.loc.get(&r.variant).map_or("—".into(), |n| n.to_string()));
+    }
+    match judged {
+        Ok(t) => row.extend([format!("{:.1e}", t.rel_error), "✓ 검증됨 (verified)".into()]),
+        Err(_) => row.extend([
+            "—".into(),
+            format!("<span class=\"fail\">{}</span>", esc(&notes.mark(r, &item))),
+        ]),
+    }
+    row
 }
 
 pub(super) fn records(c: &LabCtx) -> Result<String, String> {
@@ -192,37 +199,68 @@ pub(super) fn records(c: &LabCtx) -> Result<String, String> {
     let mut notes = Footnotes::default();
     let mut h = String::new();
     let _ = writeln!(h, "<figure class=\"hdlc-figure hdlc-table\" id=\"{}\">", c.id);
+    let mut tables: Vec<(String, &crate::measure::results::Table)> = Vec::new();
     for r in &c.recs {
-        let label_text = row_label(r, &c.recs, &varying);
-        let label = esc(&label_text);
-        let t = match judge(r) {
-            Ok(t) => t,
-            Err(_) => {
-                let mark = notes.mark(r, &label_text);
-                let _ = writeln!(
-                    h,
-                    "<p><strong>{label}</strong> — <span class=\"fail\">{}</span></p>",
-                    esc(&mark)
-                );
-                continue;
+        let label = row_label(r, &c.recs, &varying);
+        let mark = match judge(r) {
+            Ok(t) => match t.tables.get(&name) {
+                Some(tab) => {
+                    tables.push((label, tab));
+                    continue;
+                }
+                None => {
+                    let why = super::bars::missing(&format!("`{name}` 표"), "not recorded");
+                    notes.mark_why(why, &label)
+                }
+            },
+            Err(_) => notes.mark(r, &label),
+        };
+        let _ = writeln!(
+            h,
+            "<p><strong>{}</strong> — <span class=\"fail\">{}</span></p>",
+            esc(&label),
+            esc(&mark)
+        );
+    }
+    match merged(&tables) {
+        Some(one) => h.push_str(&record_table(&one)),
+        None => {
+            for (label, tab) in &tables {
+                let _ = writeln!(h, "<p><strong>{}</strong></p>", esc(label));
+                h.push_str(&record_table(tab));
             }
-        };
-        let Some(tab) = t.tables.get(&name) else {
-            let why = super::bars::missing(&format!("`{name}` 표"), "not recorded");
-            let mark = notes.mark_why(why, &label_text);
-            let _ = writeln!(
-                h,
-                "<p><strong>{label}</strong> — <span class=\"fail\">{}</span></p>",
-                esc(&mark)
-            );
-            continue;
-        };
-        let _ = writeln!(h, "<p><strong>{label}</strong></p>");
-        h.push_str(&record_table(tab));
+        }
     }
     h.push_str(&lab_caption(c, &c.recs, &notes.html()));
     h.push_str("</figure>");
     Ok(h)
+}
+
+/// Several records' small tables of the same columns (a row or three each, e.g. the collectives
+/// of each sharding choice) as one table with a column naming the record: one comparison reads
+/// better in one table than in seven one-row tables.
+fn merged(tables: &[(String, &crate::measure::results::Table)]) -> Option<crate::measure::results::Table> {
+    let (_, first) = tables.first()?;
+    let alike = tables.len() >= 2
+        && tables
+            .iter()
+            .all(|(_, t)| t.columns == first.columns && t.rows.len() <= 3);
+    if !alike {
+        return None;
+    }
+    let mut columns = vec!["변형 (variant)".to_string()];
+    columns.extend(first.columns.iter().cloned());
+    let rows = tables
+        .iter()
+        .flat_map(|(label, t)| {
+            t.rows.iter().map(move |row| {
+                let mut r = vec![Cell::Text(label.clone())];
+                r.extend(row.iter().cloned());
+                r
+            })
+        })
+        .collect();
+    Some(crate::measure::results::Table { columns, rows })
 }
 
 /// One recorded table: headers in words with units, numbers scaled per column; a profiler's
