@@ -125,7 +125,7 @@ pub const METRICS: &[Metric] = &[
         "launch_overhead_us",
         "CUDA graph로 줄인 launch 시간",
         Micros,
-        Higher,
+        Neither,
     ),
     m("peak_mem_bytes", "최대 GPU 메모리", Bytes, Lower),
     m("kv_reserved_peak_bytes", "KV cache 예약량 (최대)", Bytes, Lower),

@@ -395,3 +395,25 @@ fn lab_figure(c: &LabCtx, svg: &str, used: &[&Record], notes: &[String]) -> Stri
         lab_caption(c, used, notes)
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric_names::{Better, METRICS};
+
+    /// "% of baseline" divides by `lower_is_better`, the marks on axes come from `metric_names`:
+    /// they must agree, or a chart would say "↓ lower is better" and compute the ratio the other
+    /// way. Keys where the suffix rule misreads a metric are listed, so a new one fails here.
+    #[test]
+    fn better_direction_agrees_with_the_ratio() {
+        const SUFFIX_RULE_MISREADS: &[&str] = &["param_bytes_per_rank", "err_vs_bf16", "kv_err_vs_bf16"];
+        let mut disagree = Vec::new();
+        for m in METRICS.iter().filter(|m| m.better != Better::Neither) {
+            let lower = Metric::parse(Some(m.key)).lower_is_better();
+            if lower != (m.better == Better::Lower) {
+                disagree.push(m.key);
+            }
+        }
+        assert_eq!(disagree, SUFFIX_RULE_MISREADS, "update metric_names or the list");
+    }
+}
