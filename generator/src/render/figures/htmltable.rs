@@ -10,7 +10,8 @@ use std::fmt::Write as _;
 /// Most rows a measured table shows before folding the rest.
 pub(super) const VISIBLE_ROWS: usize = 20;
 
-/// A table: header cells and rows of cells (HTML), and which rows show before the fold.
+/// A table: header cells and rows of cells (HTML), and which rows show before the fold. A row of
+/// a single cell is a heading inside the table and spans every column.
 pub(super) struct HtmlTable {
     pub(super) head: Vec<String>,
     pub(super) rows: Vec<Vec<String>>,
@@ -68,8 +69,20 @@ impl HtmlTable {
         h.push_str("</tr>\n</thead>\n<tbody>\n");
         for r in rows {
             h.push_str("<tr>");
-            for c in r.iter() {
-                let _ = write!(h, "<td>{c}</td>");
+            match r.as_slice() {
+                // A heading row inside the table (a profiler's kind): one cell across.
+                [one] if self.head.len() > 1 => {
+                    let _ = write!(
+                        h,
+                        "<td colspan=\"{}\" class=\"hdlc-group\">{one}</td>",
+                        self.head.len()
+                    );
+                }
+                cells => {
+                    for c in cells {
+                        let _ = write!(h, "<td>{c}</td>");
+                    }
+                }
             }
             h.push_str("</tr>\n");
         }

@@ -360,27 +360,17 @@ fn grouped_profile(
         }
     }
     kinds.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    let mut head = head;
-    head.insert(0, "종류 (kind)".into());
+    // A heading row per kind (one cell across the table), then its kernels.
     let mut rows = Vec::new();
     for (k, t, share, members) in &kinds {
-        let mut g = vec![format!("<strong>{}</strong>", k.words())];
-        for i in 0..tab.columns.len() {
-            g.push(if i == name_col {
-                format!("<strong>{}개 합계</strong>", members.len())
-            } else if i == time_col {
-                format!("<strong>{}</strong>", tscale.number(*t))
-            } else if Some(i) == pct_col {
-                format!("<strong>{share:.1}</strong>")
-            } else {
-                String::new()
-            });
-        }
-        rows.push(g);
+        rows.push(vec![format!(
+            "<strong>{}</strong> · {}개 · {} · {share:.1}%",
+            k.words(),
+            members.len(),
+            esc(&tscale.format(*t))
+        )]);
         for m in members {
-            let mut r = vec![String::new()];
-            r.extend((0..tab.columns.len()).map(|i| cell(m, i)));
-            rows.push(r);
+            rows.push((0..tab.columns.len()).map(|i| cell(m, i)).collect());
         }
     }
     let n = rows.len();
