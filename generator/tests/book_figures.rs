@@ -224,3 +224,36 @@ fn provenance_is_one_line_with_the_rest_folded() {
         );
     }
 }
+
+#[test]
+fn charts_that_used_to_mislead() {
+    let on = |card: &str, needle: &str| {
+        figures()
+            .iter()
+            .find(|(p, f)| p.contains(card) && f.contains(needle))
+            .map(|(_, f)| f.clone())
+    };
+    // 0.0096 ms beside 4.98 ms: a log axis, said so.
+    let mfu = on("pytorch-forward-mfu", "hdlc-chart").expect("the forward-time ladder");
+    assert!(
+        mfu.contains("로그 축"),
+        "pytorch-forward-mfu: linear axis over decades"
+    );
+    // JAX and PyTorch on one axis; each framework's three coinciding precisions drawn once.
+    let loss = on("jax-vs-pytorch-training", "학습 loss").expect("the loss curves");
+    assert!(
+        loss.contains("JAX ·") && loss.contains("PyTorch ·"),
+        "one chart for both"
+    );
+    assert_eq!(
+        loss.matches("(겹침)").count(),
+        2 * 2,
+        "each framework's curves said to coincide, in both layouts"
+    );
+    // Wall-clock times of a whole serving run in seconds, without a spread from a single run.
+    let serving = on("serving-metrics", "hdlc-table").expect("the serving table");
+    assert!(
+        serving.contains("중앙값 시간 (s)") && !serving.contains("p10–p90"),
+        "serving-metrics"
+    );
+}
