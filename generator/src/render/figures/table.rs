@@ -88,11 +88,11 @@ fn head(fam: &Family, cols: &Columns) -> Vec<String> {
     if cols.spread {
         head.push(format!("p10–p90 ({})", cols.time.unit));
     }
-    head.extend(["처리량 ↑".to_string(), "기준선 대비 ↑".into(), "상대 오차".into()]);
+    head.extend(["처리량 ↑".to_string(), "기준선 대비 ↑".into()]);
     if cols.workspace {
         head.push("작업 공간 (GiB)".into());
     }
-    head.push("상태".into());
+    head.push("검증 (상대 오차)".into());
     head
 }
 
@@ -122,10 +122,9 @@ fn row_cells(fam: &Family, r: &Row, cols: &Columns, notes: &mut Footnotes) -> Ve
                 (false, Some((_, b))) => pct(m.value / b.value),
                 (false, None) => "—".into(),
             });
-            row.push(format!("{:.1e}", m.rel_error));
         }
         State::Failed(_) => {
-            let n = if cols.spread { 5 } else { 4 };
+            let n = if cols.spread { 4 } else { 3 };
             row.extend(std::iter::repeat_n("—".to_string(), n));
         }
     }
@@ -133,7 +132,7 @@ fn row_cells(fam: &Family, r: &Row, cols: &Columns, notes: &mut Footnotes) -> Ve
         row.push(workspace(r).map_or("—".into(), |b| format!("{:.2}", b / (1u64 << 30) as f64)));
     }
     row.push(match r.state {
-        State::Ok(_) => "✓ 검증됨 (verified)".into(),
+        State::Ok(m) => format!("✓ {:.1e}", m.rel_error),
         State::Failed(_) => {
             let item = format!("{} ({})", r.rec.label, fam.axis.cell(r.rec));
             format!("<span class=\"fail\">{}</span>", esc(&notes.mark(r.rec, &item)))

@@ -131,7 +131,7 @@ fn head_of(c: &LabCtx, cols: &Columns) -> Vec<String> {
     if !c.loc.is_empty() {
         head.push("코드 줄 수".into());
     }
-    head.extend(["상대 오차".to_string(), "상태".into()]);
+    head.push("검증 (상대 오차)".into());
     head
 }
 
@@ -183,13 +183,10 @@ fn row_of(c: &LabCtx, r: &Record, recs: &[&Record], cols: &Columns, notes: &mut 
     if !c.loc.is_empty() {
         row.push(c.loc.get(&r.variant).map_or("—".into(), |n| n.to_string()));
     }
-    match judged {
-        Ok(t) => row.extend([format!("{:.1e}", t.rel_error), "✓ 검증됨 (verified)".into()]),
-        Err(_) => row.extend([
-            "—".into(),
-            format!("<span class=\"fail\">{}</span>", esc(&notes.mark(r, &item))),
-        ]),
-    }
+    row.push(match judged {
+        Ok(t) => format!("✓ {:.1e}", t.rel_error),
+        Err(_) => format!("<span class=\"fail\">{}</span>", esc(&notes.mark(r, &item))),
+    });
     row
 }
 
