@@ -89,6 +89,11 @@ pub struct FigureSpec {
     /// (`device: [H100, H200]`), or every machine with results (`device: all`).
     #[serde(default)]
     pub device: Option<Devices>,
+    /// Record views: other families drawn with this one on the same axes (`compare: [pt_train]`
+    /// beside `bench: jax_train`), each record named with its framework; the same `where:`,
+    /// `variants:` and machine apply.
+    #[serde(default)]
+    pub compare: Option<Vec<String>>,
 }
 
 impl FigureSpec {
@@ -107,6 +112,7 @@ impl FigureSpec {
             table: None,
             loc: None,
             device: None,
+            compare: None,
         }
     }
 
@@ -122,8 +128,9 @@ impl FigureSpec {
     }
 
     /// The keys only record views take, with whether each is set.
-    fn lab_keys(&self) -> [(&'static str, bool); 7] {
+    fn lab_keys(&self) -> [(&'static str, bool); 8] {
         [
+            ("compare", self.compare.is_some()),
             ("metric", self.metric.is_some()),
             ("where", self.filter.is_some()),
             ("variants", self.variants.is_some()),
@@ -189,6 +196,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "record views and `devices`: keep these variants, in this order",
     ),
     ("x", "record `scaling`: the param on the x axis"),
+    (
+        "compare",
+        "record views: other families drawn on the same axes, e.g. `compare: [pt_train]`",
+    ),
     ("series", "`curve`: the named series drawn"),
     ("table", "`records`: the named table printed"),
     (
@@ -239,6 +250,18 @@ pub fn parse(body: &str, labs: &[String]) -> Result<FigureSpec, (usize, String, 
     })?;
     if let Some((msg, hint)) = spec.device.as_ref().and_then(Devices::problem) {
         return Err((line_of(body, "device"), msg, hint));
+    }
+    if let Some(other) = spec
+        .compare
+        .iter()
+        .flatten()
+        .find(|f| !labs.contains(f) && !benches().contains(&f.as_str()))
+    {
+        return Err((
+            line_of(body, "compare"),
+            format!("unknown benchmark `{other}` in `compare:`"),
+            "name other families of the same kind, e.g. `compare: [pt_train]`".into(),
+        ));
     }
     if labs.contains(&spec.bench) {
         return check_lab(body, spec);

@@ -16,6 +16,7 @@ pub mod include;
 pub mod load;
 pub mod markup;
 pub mod measure;
+pub mod metric_names;
 pub mod model;
 pub mod prose;
 pub mod records;

@@ -112,8 +112,14 @@ fn failed_record_is_marked_and_its_number_never_drawn() {
             !html.contains(FAILED_VALUE),
             "{show}: the failed record's number leaked"
         );
-        assert!(html.contains("실패"), "{show}: failure not marked");
-        assert!(html.contains("verification failed"), "{show}: stage not named");
+        assert!(
+            html.contains("검증 실패¹"),
+            "{show}: failure not marked where the number would be"
+        );
+        assert!(
+            html.contains("¹ 검증 실패") && html.contains("결과가 기준과 다르다"),
+            "{show}: the footnote says why"
+        );
         assert!(
             html.contains("warp tiling"),
             "{show}: failed variant not labelled"
@@ -124,13 +130,14 @@ fn failed_record_is_marked_and_its_number_never_drawn() {
 #[test]
 fn ladder_failed_row_has_no_bar() {
     let html = render("sgemm", "ladder");
-    // 4 Ok variants at n = 4096 → 4 bars in the palette or gray; the failed variant draws none.
+    // 4 Ok variants at n = 4096 → 4 bars in the palette or gray, in each of the two layouts
+    // (wide and narrow); the failed variant draws none.
     let bars = html
         .lines()
         .filter(|l| l.starts_with("<rect") && !l.contains("fill=\"none\"") && l.contains("opacity=\"1\""))
         .count();
-    assert_eq!(bars, 4, "{html}");
-    assert!(html.contains("% of cuBLAS SGEMM"));
+    assert_eq!(bars, 2 * 4, "{html}");
+    assert!(html.contains("기준선 cuBLAS SGEMM 대비 처리량 (100%보다 크면 기준선보다 빠름)"));
     assert!(
         html.contains("31.0 TFLOP/s · 60.8%"),
         "register tiling at 31.0 of 51.0 TFLOP/s"
@@ -200,7 +207,7 @@ fn requested_size_is_drawn_or_reported_missing() {
     let mut s = spec("sgemm", "ladder");
     s.size = Some(1024);
     let html = render_figure(&s, &files(), None).unwrap();
-    assert!(html.contains("m = n = k = 1,024"), "{html}");
+    assert!(html.contains("M = N = K = 1,024"), "{html}");
     assert!(html.contains("id=\"fig-sgemm-ladder-1024\""));
     // at n = 1024 the warp-tiled variant verified, so no failure is shown
     assert!(!html.contains("실패"));
@@ -218,14 +225,14 @@ fn roofline_of_a_family_without_flops_is_an_error() {
 #[test]
 fn roofline_uses_measured_roofs_and_datasheet_peak() {
     let html = render("sgemm", "roofline");
-    assert!(html.contains("cudaMemcpy D2D 2,950 GB/s (measured)"), "{html}");
-    assert!(html.contains("cuBLAS SGEMM 51.0 TFLOP/s (measured)"));
+    assert!(html.contains("cudaMemcpy D2D 2,950 GB/s (측정)"), "{html}");
+    assert!(html.contains("cuBLAS SGEMM 51.0 TFLOP/s (측정)"));
     assert!(html.contains("FP32 peak 67.0 TFLOP/s (datasheet)"));
     // Without a memcpy measurement the memory roof comes from the datasheet, labelled so.
     let mut f = fixture();
     f.records.retain(|r| r.family != "bandwidth");
     let html = render_figure(&spec("sgemm", "roofline"), &[(PathBuf::from("x.json"), f)], None).unwrap();
-    assert!(html.contains("memory 3,350 GB/s (datasheet)"), "{html}");
+    assert!(html.contains("메모리 3,350 GB/s (datasheet)"), "{html}");
 }
 
 #[test]
@@ -247,6 +254,9 @@ fn theme_colors_are_not_hard_coded() {
             "{bench}/{show}: fixed width left in"
         );
         assert!(html.contains("width=\"100%\"") && html.contains("viewBox=\"0 0 640 "));
+        // The phone layout beside the desktop one, each marked for the stylesheet to pick.
+        assert!(html.contains("hdlc-chart-wide") && html.contains("viewBox=\"0 0 360 "));
+        assert!(html.contains("hdlc-chart-narrow"));
     }
 }
 
@@ -279,7 +289,10 @@ fn odd_values_never_panic_and_never_show_as_numbers() {
         let html = render_figure(&spec("sgemm", show), &list, None).unwrap();
         assert!(!html.contains("NaN") && !html.contains("inf"), "{show}: {html}");
         assert_one_block(&html);
-        assert!(html.contains("실패"), "{show}");
+        assert!(
+            html.contains("검증 실패") && html.contains("측정 오류"),
+            "{show}: {html}"
+        );
     }
     // Every record odd: the family has no data at all.
     let mut f = fixture();
@@ -311,7 +324,7 @@ fn unknown_view_is_an_error() {
 #[test]
 fn table_shows_workspace_only_when_recorded() {
     let plain = render("softmax", "table");
-    assert!(!plain.contains("<th>workspace</th>"));
+    assert!(!plain.contains("<th>작업 공간 (GiB)</th>"));
     let mut file = fixture();
     for r in file.records.iter_mut().filter(|r| r.family == "softmax") {
         if let hdlc::measure::results::Outcome::Ok(t) = &mut r.outcome {
@@ -324,6 +337,6 @@ fn table_shows_workspace_only_when_recorded() {
         None,
     )
     .unwrap();
-    assert!(html.contains("<th>workspace</th>"), "{html}");
-    assert!(html.contains("<td>3.00 GiB</td>"), "{html}");
+    assert!(html.contains("<th>작업 공간 (GiB)</th>"), "{html}");
+    assert!(html.contains("<td>3.00</td>"), "{html}");
 }

@@ -31,10 +31,22 @@ fn draw(block: &str) -> String {
 #[test]
 fn failures_are_named_never_drawn() {
     let html = draw("bench: fixture_lab\nshow: table\nwhere: {cols: 4096}\n");
-    // The crashed and the unverified variants: shown as failed, with the crash's error.
-    assert!(html.contains("lab crashed"), "{html}");
-    assert!(html.contains("fixture crash"), "{html}");
-    assert!(html.contains("verification failed"), "{html}");
+    // The crashed and the unverified variants: shown as failed where their numbers would be,
+    // with a footnote mark; the crash's exception only in the footnote, folded, never in a cell.
+    let table = &html[..html.find("</table>").unwrap()];
+    assert!(
+        table.contains("검증 실패¹") && table.contains("실행 실패²"),
+        "{html}"
+    );
+    assert!(
+        !table.contains("RuntimeError") && !table.contains("fixture crash"),
+        "{table}"
+    );
+    assert!(html.contains("lab 프로세스가 비정상 종료 (crash)"), "{html}");
+    assert!(
+        html.contains("<summary>오류 메시지</summary><code>RuntimeError: fixture crash"),
+        "{html}"
+    );
     // The unverified record's time (0.0137 ms) must not appear as a number.
     assert!(!html.contains("0.0137"), "{html}");
     // Provenance names the machine and the frameworks.
@@ -77,7 +89,33 @@ fn curve_and_records() {
         html.contains("ampere_sgemm_fixture") && html.contains("1,234") || html.contains("1234"),
         "{html}"
     );
-    assert!(html.contains("lab crashed"), "{html}");
+    assert!(html.contains("실행 실패¹"), "{html}");
+    // Profiler kernels are grouped by kind, each kind a heading row with its time and share.
+    assert!(
+        html.contains("class=\"hdlc-group\"><strong>GEMM (행렬 곱)</strong>"),
+        "{html}"
+    );
+}
+
+/// A whole-benchmark wall time from a single run (a serving engine): seconds, and no spread.
+#[test]
+fn single_runs_show_seconds_and_no_spread() {
+    let mut f = files();
+    for r in f[0].1.records.iter_mut().filter(|r| r.variant == "eager") {
+        if let hdlc::measure::results::Outcome::Ok(t) = &mut r.outcome {
+            t.reps = 1;
+            t.median_ms = 114_076.1;
+            t.p10_ms = 114_076.1;
+            t.p90_ms = 114_076.1;
+        }
+    }
+    let spec = parse("bench: fixture_lab\nshow: table\nvariants: [eager]\n", &labs()).unwrap();
+    let html = render_lab_figure(&spec, &f, None, &BTreeMap::new()).unwrap();
+    assert!(
+        html.contains("중앙값 시간 (s) ↓") && html.contains("<td>114.1</td>"),
+        "{html}"
+    );
+    assert!(!html.contains("p10–p90") && !html.contains("114076"), "{html}");
 }
 
 #[test]
@@ -86,7 +124,7 @@ fn lines_of_code_column() {
     let loc = BTreeMap::from([("triton".to_string(), 17usize)]);
     let html = render_lab_figure(&spec, &files(), None, &loc).unwrap();
     assert!(
-        html.contains("lines of code") && html.contains("<td>17</td>"),
+        html.contains("코드 줄 수") && html.contains("<td>17</td>"),
         "{html}"
     );
 }
@@ -151,4 +189,47 @@ fn device_key_picks_the_machine() {
     let html = render_lab_figure(&spec, &two, None, &BTreeMap::new()).unwrap();
     assert!(html.contains("hdlc-nodata"), "{html}");
     assert!(parse("bench: fixture_lab\nshow: table\ndevice: ''\n", &labs()).is_err());
+}
+
+/// Two runs whose curves lie on each other are drawn once and the figure says they coincide;
+/// `compare:` puts another family on the same axes, each record named by its family.
+#[test]
+fn coinciding_curves_are_said_to_coincide() {
+    let mut f = files();
+    let mut twin = f[0]
+        .1
+        .records
+        .iter()
+        .find(|r| r.variant == "train_fp32")
+        .unwrap()
+        .clone();
+    twin.variant = "train_twin".into();
+    twin.label = "train twin".into();
+    twin.family = "fixture_lab_b".into();
+    f[0].1.records.push(twin);
+    let labs = vec!["fixture_lab".to_string(), "fixture_lab_b".to_string()];
+    let spec = parse(
+        "bench: fixture_lab\nshow: curve\nseries: loss\nvariants: [train_fp32, train_twin]\ncompare: [fixture_lab_b]\n",
+        &labs,
+    )
+    .unwrap();
+    let html = render_lab_figure(&spec, &f, None, &BTreeMap::new()).unwrap();
+    assert!(
+        html.contains("(겹침)") && html.contains("2개 선이 겹쳐 하나로 그렸다"),
+        "{html}"
+    );
+    // One line drawn per layout, not two on top of each other.
+    assert_eq!(html.matches("<polyline").count() - axis_lines(&html), 2, "{html}");
+    assert!(parse(
+        "bench: fixture_lab\nshow: curve\nseries: loss\ncompare: [nope]\n",
+        &labs
+    )
+    .is_err());
+}
+
+/// Polylines that are axes or ticks (plotters draws them as two-point polylines).
+fn axis_lines(html: &str) -> usize {
+    html.lines()
+        .filter(|l| l.starts_with("<polyline") && l.matches(',').count() <= 2)
+        .count()
 }

@@ -188,7 +188,7 @@ fn a_machine_without_results_is_a_no_data_panel() {
     assert!(html.contains("no data for B200") && html.contains("no data for H200"));
     // The failed record stays failed in every panel.
     let html = figure("bench: sgemm\nshow: table\ndevice: [H100, H200]\n", &both(), None);
-    assert!(!html.contains(FAILED_VALUE) && html.contains("verification failed"));
+    assert!(!html.contains(FAILED_VALUE) && html.contains("검증 실패"));
 }
 
 #[test]
@@ -215,7 +215,10 @@ fn devices_table_states_measured_and_datasheet_ratios() {
     files[1].1.device.datasheet = None;
     let html = figure("bench: bandwidth\nshow: devices\nsize: 268435456\n", &files, None);
     assert!(html.contains("hdlc-xdev") && html.contains("id=\"fig-bandwidth-devices-268435456\""));
-    assert!(html.contains("H100 80GB HBM3 (fixture)<br>median GB/s"), "{html}");
+    assert!(
+        html.contains("H100 80GB HBM3 (fixture)<br>중앙값 GB/s ↑"),
+        "{html}"
+    );
     assert!(
         html.contains("H200 (fixture) ÷ H100 80GB HBM3 (fixture)"),
         "{html}"
@@ -238,7 +241,7 @@ fn devices_table_states_measured_and_datasheet_ratios() {
     );
     assert!(html.contains("(datasheet, FP32 peak)"));
     assert!(
-        !html.contains(FAILED_VALUE) && html.contains("verification failed"),
+        !html.contains(FAILED_VALUE) && html.contains("검증 실패"),
         "failed stays failed"
     );
 
@@ -259,7 +262,7 @@ fn devices_table_filters_and_reports_missing_machines() {
     assert_eq!(html.matches("<tr><td>").count(), 2, "{html}");
     let m = html
         .find("device memcpy")
-        .or_else(|| html.find("(baseline)"))
+        .or_else(|| html.find("(기준선)"))
         .unwrap();
     let v = html.find("float4").or_else(|| html.find("vec")).unwrap();
     assert!(m < v, "`variants:` order kept");
@@ -280,7 +283,7 @@ fn devices_table_filters_and_reports_missing_machines() {
     );
     // `all` with one machine: a one-column table, still no panic.
     let html = figure("bench: bandwidth\nshow: devices\n", &only_h100, None);
-    assert!(html.contains("median GB/s") && !html.contains("÷"));
+    assert!(html.contains("중앙값 GB/s") && !html.contains("÷"));
 }
 
 #[test]
@@ -301,6 +304,8 @@ fn lab_figures_draw_panels_too() {
         html.contains("hdlc-panels") && html.contains("측정: NVIDIA H200 (fixture)"),
         "{html}"
     );
-    assert_eq!(html.matches("<svg").count(), 2);
+    // Two panels, each laid out for a wide and a narrow column.
+    assert_eq!(html.matches("<svg").count(), 4);
+    assert_eq!(html.matches("hdlc-chart-narrow").count(), 2);
     assert!(!html.lines().any(|l| l.trim().is_empty()));
 }

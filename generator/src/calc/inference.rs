@@ -239,12 +239,41 @@ fn svg(points: &[(String, f64, bool)], peak: f64, bw: f64) -> String {
     let ridge = peak / bw;
     let _ = writeln!(s, "<polyline points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\" fill=\"none\" stroke=\"currentColor\" stroke-width=\"2\"/>", px(0.1), py(0.1 * bw), px(ridge), py(peak), px(1e4), py(peak));
     let _ = writeln!(s, "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">FLOP/B (산술 강도)</text><text x=\"14\" y=\"{}\" transform=\"rotate(-90 14 {})\" text-anchor=\"middle\">FLOP/s</text>", (l + r) / 2.0, b + 34.0, (t + b) / 2.0, (t + b) / 2.0);
-    for (i, (label, inten, is_prefill)) in points.iter().enumerate() {
-        let att = peak.min(inten * bw);
-        let (x, y) = (px(*inten), py(att));
+    // Dots first; then each label at the first spot around its dot that covers no dot and no
+    // earlier label (points of near batch sizes sit close together on the roof).
+    let at: Vec<(f64, f64)> = points
+        .iter()
+        .map(|(_, inten, _)| (px(*inten), py(peak.min(inten * bw))))
+        .collect();
+    let mut placed: Vec<(f64, f64, f64, f64)> = at
+        .iter()
+        .map(|&(x, y)| (x - 5.0, y - 5.0, x + 5.0, y + 5.0))
+        .collect();
+    for ((label, _, is_prefill), &(x, y)) in points.iter().zip(&at) {
         let color = if *is_prefill { "#e15759" } else { "#4e79a7" };
-        let dy = [-8.0, 17.0, -21.0][i % 3];
-        let _ = writeln!(s, "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"4.5\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\" fill=\"{color}\">{}</text>", x, y + dy, fmt::esc(label));
+        let w = 6.6 * label.chars().count() as f64;
+        let spots = [
+            (0.0, -9.0),
+            (0.0, 19.0),
+            (0.0, -23.0),
+            (0.0, 33.0),
+            (w / 2.0 + 8.0, 4.0),
+            (-w / 2.0 - 8.0, 4.0),
+        ];
+        let boxes: Vec<(f64, f64, f64, f64)> = spots
+            .iter()
+            .map(|(dx, dy)| (x + dx - w / 2.0, y + dy - 10.0, x + dx + w / 2.0, y + dy + 2.0))
+            .collect();
+        let free = |b: &(f64, f64, f64, f64)| {
+            b.0 >= 0.0
+                && b.2 <= 640.0
+                && !placed
+                    .iter()
+                    .any(|p| b.0 < p.2 && p.0 < b.2 && b.1 < p.3 && p.1 < b.3)
+        };
+        let b = boxes.iter().copied().find(free).unwrap_or(boxes[0]);
+        placed.push(b);
+        let _ = writeln!(s, "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"4.5\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\" fill=\"{color}\">{}</text>", (b.0 + b.2) / 2.0, b.3 - 2.0, fmt::esc(label));
     }
     s.push_str("</svg>");
     s

@@ -182,16 +182,18 @@ pub(super) fn svg(rows: &[(String, Breakdown)], aria: &str) -> String {
     const W: f64 = 640.0;
     const LEFT: f64 = 178.0;
     const RIGHT: f64 = 560.0;
-    const TOP: f64 = 64.0;
+    const TOP0: f64 = 64.0;
     const BAR: f64 = 28.0;
     const GAP: f64 = 20.0;
     let max_total = rows.iter().map(|(_, b)| b.total()).max().unwrap_or(0);
     let over = max_total > H100_MEMORY;
+    // The "H100 80 GB" line's label needs a row of its own under the legend.
+    let top = if over { TOP0 + 16.0 } else { TOP0 };
     let max_gib = (max_total.max(if over { H100_MEMORY } else { 0 }) as f64 / fmt::GIB).max(1e-9);
     let step = tick_step(max_gib);
     let axis_max = (max_gib / step).ceil() * step;
     let x = |gib: f64| LEFT + (RIGHT - LEFT) * gib / axis_max;
-    let bars_bottom = TOP + rows.len() as f64 * (BAR + GAP) - GAP;
+    let bars_bottom = top + rows.len() as f64 * (BAR + GAP) - GAP;
     let axis_y = bars_bottom + 10.0;
     let height = axis_y + 40.0;
 
@@ -225,7 +227,7 @@ pub(super) fn svg(rows: &[(String, Breakdown)], aria: &str) -> String {
             s,
             "<line x1=\"{tx:.1}\" y1=\"{}\" x2=\"{tx:.1}\" y2=\"{axis_y}\" stroke=\"currentColor\" stroke-opacity=\"0.15\"/>\
              <text x=\"{tx:.1}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11.5\">{}</text>",
-            TOP - 8.0,
+            top - 8.0,
             axis_y + 16.0,
             fmt::sig_trim(t, 6)
         );
@@ -240,7 +242,7 @@ pub(super) fn svg(rows: &[(String, Breakdown)], aria: &str) -> String {
     );
     // Bars.
     for (i, (label, b)) in rows.iter().enumerate() {
-        let y = TOP + i as f64 * (BAR + GAP);
+        let y = top + i as f64 * (BAR + GAP);
         let _ = writeln!(
             s,
             "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
@@ -286,8 +288,8 @@ pub(super) fn svg(rows: &[(String, Breakdown)], aria: &str) -> String {
             s,
             "<line x1=\"{rx:.2}\" y1=\"{}\" x2=\"{rx:.2}\" y2=\"{axis_y}\" stroke=\"currentColor\" stroke-width=\"1.5\" stroke-dasharray=\"5 4\"/>\
              <text x=\"{rx:.2}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11.5\">H100 80 GB</text>",
-            TOP - 14.0,
-            TOP - 18.0
+            top - 14.0,
+            top - 18.0
         );
     }
     s.push_str("</svg>");

@@ -5,7 +5,7 @@
 //! only hand over the records they used.
 
 use super::classify::Unit;
-use super::family::{key_rank, SizeAxis};
+use super::family::{display_rank, SizeAxis};
 use super::format::{esc, fmt_value, group};
 use super::Ctx;
 use crate::figspec::{Devices, FigureSpec};
@@ -76,28 +76,58 @@ pub(super) fn figcaption(c: &Ctx, used: &[&Record], notes: &[String]) -> String 
     )
 }
 
-/// `<figcaption>`: the author's caption, the notes, then the provenance line (already HTML).
+/// `<figcaption>`: the author's caption, the notes, then the provenance (already HTML).
 pub(super) fn caption_html(caption: Option<&str>, notes: &[String], provenance: &str) -> String {
     let mut h = String::from("<figcaption>");
     if let Some(cap) = caption {
         let cap = cap.split_whitespace().collect::<Vec<_>>().join(" ");
         if !cap.is_empty() {
-            let _ = write!(h, "{} ", esc(&cap));
+            let _ = write!(h, "<span class=\"hdlc-caption\">{}</span> ", esc(&cap));
         }
     }
     for n in notes {
         let _ = write!(h, "{n} ");
     }
-    let _ = write!(h, "<span class=\"provenance\">{provenance}</span>");
+    h.push_str(provenance);
     h.push_str("</figcaption>\n");
     h
 }
 
+/// The provenance of a figure: one short line that stays visible (which machine, and whether it
+/// is this computer's own measurement or the shipped one), the rest folded under it (compute
+/// capability, SMs, memory, driver and toolkit versions, dates, commits, repetitions, and
+/// `extra`, e.g. framework versions). Why folded: a reader needs the machine at a glance; the
+/// versions are for checking, and three grey lines under every figure drown the caption.
 pub(super) fn provenance(d: &DeviceInfo, used: &[&Record], local: bool) -> String {
+    provenance_with(d, used, local, "")
+}
+
+pub(super) fn provenance_with(d: &DeviceInfo, used: &[&Record], local: bool, extra: &str) -> String {
     // CPU results (`cpubench`) are always this machine's own: measured or cached on it.
     let cpu = d.compute_capability == "cpu";
     let local = local || cpu;
-    let mut parts = vec![format!("측정: {}", esc(&d.name))];
+    let summary = format!(
+        "측정: {} · {}",
+        esc(&d.name),
+        if local {
+            "이 컴퓨터에서 측정 (measured on this machine)"
+        } else {
+            "저장소에 포함된 결과 (shipped)"
+        }
+    );
+    let mut parts = provenance_parts(d, used, cpu);
+    if !extra.is_empty() {
+        parts.push(extra.to_string());
+    }
+    format!(
+        "<details class=\"provenance\"><summary>{summary}</summary>{}</details>",
+        parts.join(" · ")
+    )
+}
+
+/// The folded details of a provenance: device, toolchain, dates, commits, repetitions.
+fn provenance_parts(d: &DeviceInfo, used: &[&Record], cpu: bool) -> Vec<String> {
+    let mut parts = Vec::new();
     if !d.compute_capability.is_empty() && !cpu {
         parts.push(format!("CC {}", esc(&d.compute_capability)));
     }
@@ -165,12 +195,7 @@ pub(super) fn provenance(d: &DeviceInfo, used: &[&Record], local: bool) -> Strin
         (Some(a), Some(b)) => parts.push(format!("{a}–{b} reps")),
         _ => {}
     }
-    parts.push(if local {
-        "이 컴퓨터에서 측정 (measured on this machine)".into()
-    } else {
-        "저장소에 포함된 결과 (shipped)".into()
-    });
-    parts.join(" · ")
+    parts
 }
 
 /// The baseline and, where the device has one, the matching datasheet peak, for the caption.
@@ -230,17 +255,27 @@ pub(super) fn datasheet_value(d: &DeviceInfo, unit: Unit, family: &str) -> Optio
     (v.is_finite() && v > 0.0).then_some(v)
 }
 
+/// A chart title in words: the family's name, then what was fixed ("SGEMM (FP32 행렬 곱) ·
+/// M = N = K = 4,096").
+pub(super) fn title_of(family: &str, params: &str) -> String {
+    let name = crate::metric_names::family_title(family);
+    if params.is_empty() {
+        name
+    } else {
+        format!("{name} · {params}")
+    }
+}
+
+/// The parameters of a record in words, for a chart title: "M = N = K = 4,096",
+/// "N = 4,096 · d = 128 · causal".
 pub(super) fn size_text(axis: &SizeAxis, r: &Record) -> String {
     if r.params.is_empty() {
-        return "no parameters".into();
+        return String::new();
     }
     if axis.locked {
         return format!("{} = {}", axis.label, group(axis.size(r)));
     }
     let mut keys: Vec<&String> = r.params.keys().collect();
-    keys.sort_by_key(|k| key_rank(k));
-    keys.iter()
-        .map(|k| format!("{k} = {}", group(r.params[*k])))
-        .collect::<Vec<_>>()
-        .join(", ")
+    keys.sort_by_key(|k| display_rank(k));
+    crate::metric_names::params_text(&r.family, keys.iter().map(|k| (k.as_str(), r.params[*k])))
 }

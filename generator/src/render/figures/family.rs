@@ -7,20 +7,34 @@ use super::classify::{classify, Meas, State, Unit};
 use super::format::group;
 use super::style::{GRAY, PALETTE};
 use crate::measure::results::{Record, ResultsFile};
+use crate::metric_names::{param_name, params_text};
 use plotters::style::RGBColor;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Which parameter is "the size" of a family's records, and how to name it.
 #[derive(Debug)]
 pub(super) struct SizeAxis {
+    /// The family the records belong to (parameter names depend on it).
+    pub(super) family: String,
     /// The parameter read as the size (None: records have no parameters).
     pub(super) key: Option<String>,
-    /// e.g. "n" or "m = n = k".
+    /// The size in words, e.g. "N", "columns" or "M = N = K".
     pub(super) label: String,
     /// Parameters that take more than one value across the family, in display order.
     pub(super) varying: Vec<String>,
     /// All varying parameters are equal within each record (m = n = k).
     pub(super) locked: bool,
+}
+
+/// The order parameters are named in, in titles and labels: shapes first (M, N, K, batch,
+/// heads), then widths and lengths, then switches. Not the order the size axis is chosen by
+/// ([`key_rank`]), which decides which records a view draws.
+pub(super) fn display_rank(k: &str) -> (usize, &str) {
+    const ORDER: [&str; 16] = [
+        "m", "n", "k", "b", "batch", "h", "heads", "hq", "hkv", "rows", "cols", "seq", "ctx", "l", "d",
+        "causal",
+    ];
+    (ORDER.iter().position(|o| *o == k).unwrap_or(ORDER.len()), k)
 }
 
 pub(super) fn key_rank(k: &str) -> (usize, &str) {
@@ -30,6 +44,7 @@ pub(super) fn key_rank(k: &str) -> (usize, &str) {
 
 impl SizeAxis {
     pub(super) fn new(recs: &[&Record]) -> SizeAxis {
+        let family = recs.first().map(|r| r.family.clone()).unwrap_or_default();
         let mut keys: BTreeSet<&str> = BTreeSet::new();
         for r in recs {
             keys.extend(r.params.keys().map(|k| k.as_str()));
@@ -66,11 +81,16 @@ impl SizeAxis {
                 .min_by_key(|k| (*k != "n", *k != "cols", key_rank(k)))
         };
         let label = match key {
-            Some(_) if locked => varying.join(" = "),
-            Some(k) => k.to_string(),
-            None => "size".to_string(),
+            Some(_) if locked => varying
+                .iter()
+                .map(|k| param_name(&family, k))
+                .collect::<Vec<_>>()
+                .join(" = "),
+            Some(k) => param_name(&family, k),
+            None => "크기 (size)".to_string(),
         };
         SizeAxis {
+            family,
             key: key.map(str::to_string),
             label,
             varying: varying.into_iter().map(str::to_string).collect(),
@@ -104,23 +124,19 @@ impl SizeAxis {
                 None => "—".to_string(),
             };
         }
-        self.varying
-            .iter()
-            .map(|k| {
-                format!(
-                    "{k}={}",
-                    r.params.get(k).map(|v| group(*v)).unwrap_or_else(|| "—".into())
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
+        params_text(
+            &self.family,
+            self.varying
+                .iter()
+                .filter_map(|k| r.params.get(k).map(|v| (k.as_str(), *v))),
+        )
     }
 
     pub(super) fn header(&self) -> String {
         if self.locked || self.varying.len() <= 1 {
             self.label.clone()
         } else {
-            "params".to_string()
+            "조건 (parameters)".to_string()
         }
     }
 }

@@ -38,16 +38,61 @@ pub(super) fn text_width(s: &str, size: f64) -> f64 {
         * size
 }
 
-/// One line of text, at most `max` characters.
-pub(super) fn short(s: &str, max: usize) -> String {
-    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if s.chars().count() <= max {
-        s
-    } else {
-        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
-        t.push('…');
-        t
+/// Text broken into lines no wider than `max_px` at font `size` (by [`text_width`]): at spaces,
+/// and inside a word too long for a line after `_`, `/`, `-`, `,`, `·` or `(`, else anywhere.
+/// Nothing is cut: every character of `s` is on some line (a chart never shows "…").
+pub(super) fn wrap(s: &str, max_px: f64, size: f64) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in s.split_whitespace() {
+        let joined = if cur.is_empty() {
+            word.to_string()
+        } else {
+            format!("{cur} {word}")
+        };
+        if text_width(&joined, size) <= max_px {
+            cur = joined;
+            continue;
+        }
+        if !cur.is_empty() {
+            lines.push(std::mem::take(&mut cur));
+        }
+        let mut rest = word.to_string();
+        while text_width(&rest, size) > max_px {
+            let (head, tail) = split_word(&rest, max_px, size);
+            lines.push(head);
+            rest = tail;
+        }
+        cur = rest;
     }
+    if !cur.is_empty() || lines.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+/// The longest head of a word that fits `max_px`, ending after a natural break if there is one.
+fn split_word(w: &str, max_px: f64, size: f64) -> (String, String) {
+    let chars: Vec<char> = w.chars().collect();
+    let mut fit = 1;
+    while fit < chars.len() && text_width(&chars[..=fit].iter().collect::<String>(), size) <= max_px {
+        fit += 1;
+    }
+    let brk = (1..fit)
+        .rev()
+        .find(|&i| matches!(chars[i - 1], '_' | '/' | '-' | ',' | '·' | '(' | '.'))
+        .filter(|&i| i * 2 >= fit)
+        .unwrap_or(fit);
+    (chars[..brk].iter().collect(), chars[brk..].iter().collect())
+}
+
+/// Superscript digits for footnote marks: 1 → "¹", 12 → "¹²".
+pub(super) fn superscript(n: usize) -> String {
+    const SUP: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+    n.to_string()
+        .chars()
+        .map(|d| SUP[d.to_digit(10).unwrap_or(0) as usize])
+        .collect()
 }
 
 /// Thousands separators: 268435456 → "268,435,456".
@@ -88,41 +133,13 @@ pub(super) fn pct(ratio: f64) -> String {
     if !p.is_finite() {
         "—".into()
     } else if p >= 1000.0 {
-        format!("{p:.0}%")
+        format!("{}%", group(p.round() as u64))
     } else {
         format!("{p:.1}%")
     }
 }
 
-pub(super) fn fmt_ms(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.1}")
-    } else if v >= 10.0 {
-        format!("{v:.2}")
-    } else if v >= 1.0 {
-        format!("{v:.3}")
-    } else {
-        format!("{v:.4}")
-    }
-}
-
 /// An axis tick: integers grouped, fractions with as few decimals as they need.
-/// Log-axis label: only 1, 2 and 5 times a power of ten, so labels never crowd a decade.
-pub(super) fn log_tick(v: f64) -> String {
-    if !(v.is_finite() && v > 0.0) {
-        return String::new();
-    }
-    let mantissa = v / 10f64.powf(v.log10().floor());
-    if [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .any(|m| (mantissa - m).abs() < 1e-6 * m)
-    {
-        tick(v)
-    } else {
-        String::new()
-    }
-}
-
 pub(super) fn tick(v: f64) -> String {
     if !v.is_finite() {
         return String::new();
@@ -196,6 +213,25 @@ mod tests {
         assert_eq!(size_tick(268_435_456.0), "2²⁸");
         assert_eq!(tick(0.0), "0");
         assert_eq!(size_tick(4096.0), "4,096");
-        assert_eq!(short("a  very\nlong label", 8), "a very …");
+        assert_eq!(superscript(12), "¹²");
+    }
+}
+
+#[cfg(test)]
+mod wrap_tests {
+    use super::*;
+
+    #[test]
+    fn wrap_keeps_every_character_and_fits() {
+        let s = "achieved GB/s (median; whisker p10–p90; % of device memcpy (cuMemcpyDtoD))";
+        let lines = wrap(s, 200.0, 12.0);
+        assert!(lines.len() > 1);
+        assert!(lines.iter().all(|l| text_width(l, 12.0) <= 200.0), "{lines:?}");
+        let joined: String = lines.concat().split_whitespace().collect();
+        let want: String = s.split_whitespace().collect();
+        assert_eq!(joined, want);
+        let long = wrap("flash_wgmma_pipe_pingpong_persistent", 60.0, 12.0);
+        assert!(long.len() > 1 && long.concat() == "flash_wgmma_pipe_pingpong_persistent");
+        assert_eq!(wrap("", 100.0, 12.0), vec![String::new()]);
     }
 }

@@ -5,32 +5,47 @@
 //! machine in a provenance line, text and axes are drawn in `currentColor` (the page's foreground),
 //! and the background is left transparent.
 //!
-//! Rules the views share:
+//! Rules the views share (issue 28: figures a reader trusts):
 //! - A failed record (or one that is not a trustworthy number: unverified, NaN, zero time) is never
-//!   drawn as a number; it appears as a row or legend entry marked "실패" with its stage.
+//!   drawn as a number; its place says "실행 실패" / "측정하지 않음" / "검증 실패" with a footnote
+//!   mark, and the footnote says why (`notes`); an exception's text is only ever folded.
+//! - Words, not identifiers: titles, axes and headers come from `crate::metric_names` (units,
+//!   ms → s, better-direction marks); text wraps and is never cut with "…"; labels are placed so
+//!   they do not collide.
+//! - Every chart is laid out twice, for a wide and a narrow column (`style::responsive`); the
+//!   stylesheet shows the one that fits the figure's width, so a phone gets a layout of its own.
+//! - Tables scroll in their own box and fold past 20 rows (`htmltable`); provenance is one line
+//!   naming the machine, the rest folded.
 //! - Output is deterministic (same input → same bytes) and has no blank line and no `<?xml`
 //!   header, because CommonMark ends an HTML block at the first blank line.
 //! - Odd input never panics: it gives the "no data" box or an `Err` naming the problem.
 //!
 //! Layout: one file per view (`ladder`, `roofline`, `scaling`, `table`, and `xdev` for the
-//! cross-device table `show: devices`), registered in [`VIEWS`]
-//! below; the shared parts live beside them: `classify` (which records are numbers), `family`
-//! (a family's rows, size axis and colors), `caption` (provenance and notes), `style` (palette and
-//! SVG plumbing), `format` (numbers and text). `figspec` takes its list of views from [`VIEWS`], so
-//! `check` and the renderer cannot disagree. A new view is one file plus one line in [`VIEWS`].
-//! Figures of lab families (records of the Python labs) are drawn by `lab/`, whose views are
-//! registered the same way in [`LAB_VIEWS`]. A `device:` list (or `all`) draws any view of either
-//! kind once per machine, side by side on one value axis: `panels`.
+//! cross-device table `show: devices`), registered in [`VIEWS`] below; the shared parts live
+//! beside them: `barchart` and `linechart` (the two chart drawings every view uses), `roofs`
+//! (a roofline's roofs), `htmltable` (scroll box and fold), `notes` (footnotes of failed points),
+//! `classify` (which records are numbers), `family` (a family's rows, size axis and colors),
+//! `caption` (titles, provenance and notes), `style` (palette, layouts, SVG plumbing), `format`
+//! (numbers, wrapping). `figspec` takes its list of views from [`VIEWS`], so `check` and the
+//! renderer cannot disagree. A new view is one file plus one line in [`VIEWS`]. Figures of lab
+//! families (records of the Python labs) are drawn by `lab/`, whose views are registered the same
+//! way in [`LAB_VIEWS`]. A `device:` list (or `all`) draws any view of either kind once per
+//! machine, side by side on one value axis: `panels`.
 
+mod barchart;
 mod caption;
 mod classify;
 mod family;
 mod format;
+mod htmltable;
 mod lab;
 mod ladder;
+mod linechart;
+mod notes;
 mod panels;
 mod prelude;
 mod roofline;
+mod roofs;
 mod scaling;
 mod style;
 mod table;

@@ -2,9 +2,20 @@
 //! device's measured memory and compute roofs (and the reader's CPU where it was measured).
 //!
 //! Why: it shows which wall a kernel hits, with roofs taken from baselines measured in the same
-//! run (memcpy bandwidth, cuBLAS), not only from a datasheet.
+//! run (memcpy bandwidth, cuBLAS), not only from a datasheet. Points carry a circled number and
+//! are named in a legend under the plot: names next to points collide with each other and with
+//! the roof labels as soon as two kernels sit close, and a phone has no room for them at all.
 
+use super::notes::Footnotes;
 use super::prelude::*;
+use super::roofs::{draw_roofs, overlaps, roofs, Boxes, Roofs};
+
+/// A point of the roofline: its number, label, color, position (intensity, GFLOP/s).
+struct Point {
+    label: String,
+    color: RGBColor,
+    at: (f64, f64),
+}
 
 pub(super) fn roofline(c: &Ctx) -> Result<String, String> {
     let fam = c.fam;
@@ -23,346 +34,294 @@ pub(super) fn roofline(c: &Ctx) -> Result<String, String> {
         return Ok(no_data(c.spec, &c.id, c.spec.size));
     };
     let rows = fam.at_params(&reference.rec.params);
-    let points: Vec<(&Row, Meas)> = rows
+    let measured: Vec<(&Row, Meas)> = rows
         .iter()
         .filter_map(|r| r.meas().map(|m| (*r, *m)))
         .filter(|(_, m)| m.gflops > 0.0 && m.intensity > 0.0)
         .collect();
-    if points.is_empty() {
+    if measured.is_empty() {
         return Ok(no_data(c.spec, &c.id, c.spec.size));
     }
-    let dev = &c.file.device;
-    let cpu = c.spec.bench == CPU;
-    let bw_meas = if cpu {
-        cpu_triad(c.file)
-    } else {
-        roof_of(c.file, "bandwidth")
-    };
-    let tensor = tensor_family(&c.spec.bench);
-    let cublas = roof_of(
-        c.file,
-        if cpu {
-            CPU
-        } else if tensor {
-            "tc_gemm"
-        } else {
-            "sgemm"
-        },
-    );
-    let ds = dev
-        .datasheet
-        .as_ref()
-        .filter(|d| d.memory_bandwidth_gbs.is_finite() && d.fp32_tflops.is_finite());
-    // (GB/s, label, measured?)
-    let bw_roof: Option<(f64, String, bool)> = match (&bw_meas, ds) {
-        (Some((r, m)), _) => Some((
-            m.value,
-            format!(
-                "{} {} (measured)",
-                short(&r.label, 24),
-                fmt_value(Unit::GBs, m.value)
-            ),
-            true,
-        )),
-        (None, Some(d)) if d.memory_bandwidth_gbs > 0.0 => Some((
-            d.memory_bandwidth_gbs,
-            format!(
-                "memory {} (datasheet)",
-                fmt_value(Unit::GBs, d.memory_bandwidth_gbs)
-            ),
-            false,
-        )),
-        _ => None,
-    };
-    let mut flat: Vec<(f64, String, bool)> = Vec::new();
-    if let Some((r, m)) = &cublas {
-        flat.push((
-            m.gflops,
-            format!(
-                "{} {} (measured)",
-                short(&r.label, 24),
-                fmt_value(Unit::GFlops, m.gflops)
-            ),
-            true,
-        ));
-    }
-    if let Some((peak, name)) = ds
-        .and_then(|d| compute_peak(d, &c.spec.bench))
-        .filter(|p| p.0 > 0.0)
-    {
-        flat.push((
-            peak,
-            format!("{name} {} (datasheet)", fmt_value(Unit::GFlops, peak)),
-            false,
-        ));
-    }
-
-    let imin = points
+    let r = roofs(c);
+    let points: Vec<Point> = measured
         .iter()
-        .map(|(_, m)| m.intensity)
-        .fold(f64::INFINITY, f64::min);
-    let imax = points.iter().map(|(_, m)| m.intensity).fold(0.0, f64::max);
-    let top = flat.iter().map(|f| f.0).fold(0.0, f64::max);
-    let ridge = match (&bw_roof, top > 0.0) {
-        (Some((bw, ..)), true) => top / bw,
+        .map(|(row, m)| Point {
+            label: format!(
+                "{} — {}, {} FLOP/B",
+                row.rec.label,
+                fmt_value(Unit::GFlops, m.gflops),
+                tick_sig(m.intensity)
+            ),
+            color: fam.color(row.rec),
+            at: (m.intensity, m.gflops),
+        })
+        .collect();
+    let ranges = ranges(&points, &r)?;
+    let mut notes = Footnotes::default();
+    let failed: Vec<String> = rows
+        .iter()
+        .filter(|r| r.meas().is_none())
+        .map(|r| {
+            format!(
+                "{} — {} (그리지 않음)",
+                r.rec.label,
+                notes.mark(r.rec, &r.rec.label)
+            )
+        })
+        .collect();
+    let title = format!(
+        "{} — 연산 처리량 대 산술 강도 (log–log)",
+        title_of(&fam.name, &size_text(&fam.axis, reference.rec))
+    );
+    let svg = responsive(|w| draw_roofline(w, &title, &points, &r, ranges, &failed))?;
+
+    let mut used: Vec<&Record> = rows.iter().map(|r| r.rec).collect();
+    used.extend(r.bw_meas.iter().map(|(r, _)| *r));
+    used.extend(r.cublas.iter().map(|(r, _)| *r));
+    let mut caption_notes = r.notes(c);
+    caption_notes.extend(notes.html());
+    Ok(figure(c, &svg, &used, &caption_notes))
+}
+
+/// Intensity with three significant digits.
+fn tick_sig(v: f64) -> String {
+    if v >= 100.0 {
+        group(v.round() as u64)
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// Log ranges of both axes: every point, the ridge and the highest roof inside.
+/// An axis range (low, high).
+type Span = (f64, f64);
+
+fn ranges(points: &[Point], r: &Roofs) -> Result<(Span, Span), String> {
+    let imin = points.iter().map(|p| p.at.0).fold(f64::INFINITY, f64::min);
+    let imax = points.iter().map(|p| p.at.0).fold(0.0, f64::max);
+    let top = r.top();
+    let ridge = match (&r.bw, top > 0.0) {
+        (Some(bw), true) => top / bw.value,
         _ => imax,
     };
-    let (x_lo, x_hi) = log_range(imin.min(ridge) / 3.0, imax.max(ridge) * 3.0);
-    let ymin_pt = points.iter().map(|(_, m)| m.gflops).fold(f64::INFINITY, f64::min);
-    let ymax_pt = points.iter().map(|(_, m)| m.gflops).fold(0.0, f64::max);
-    let (y_lo, y_hi) = log_range(ymin_pt / 2.5, ymax_pt.max(top) * 2.5);
-    if ![x_lo, x_hi, y_lo, y_hi].iter().all(|v| v.is_finite() && *v > 0.0) {
-        return Err(format!(
-            "benchmark `{}`: results give no finite range for a roofline",
-            fam.name
-        ));
+    let x = log_range(imin.min(ridge) / 3.0, imax.max(ridge) * 3.0);
+    let ymin = points.iter().map(|p| p.at.1).fold(f64::INFINITY, f64::min);
+    let ymax = points.iter().map(|p| p.at.1).fold(0.0, f64::max);
+    let y = log_range(ymin / 2.5, ymax.max(top) * 2.5);
+    if ![x.0, x.1, y.0, y.1].iter().all(|v| v.is_finite() && *v > 0.0) {
+        return Err("results give no finite range for a roofline".into());
     }
+    Ok((x, y))
+}
 
-    let failed: Vec<&Row> = rows.iter().copied().filter(|r| r.meas().is_none()).collect();
-    const PLOT_H: u32 = 400;
-    let height = PLOT_H + 20 * failed.len() as u32 + 8;
-    let header = format!(
-        "{} · {} · FLOP/s vs arithmetic intensity (log–log)",
-        fam.name,
-        size_text(&fam.axis, reference.rec)
-    );
-
-    let svg = draw(height, |root| {
-        let (upper, lower) = root.split_vertically(PLOT_H);
+fn draw_roofline(
+    width: u32,
+    title: &str,
+    points: &[Point],
+    r: &Roofs,
+    ((x_lo, x_hi), (y_lo, y_hi)): ((f64, f64), (f64, f64)),
+    failed: &[String],
+) -> Result<String, String> {
+    let narrow = width <= NARROW;
+    let w = width as f64;
+    let title = wrap(title, w - 16.0, HEAD);
+    let legend = legend_lines(points, failed, w);
+    let title_h = title.len() as f64 * LINE_H * 1.1 + 4.0;
+    let top = title_h + LINE_H + 6.0;
+    let plot_h = if narrow { 260.0 } else { 340.0 };
+    let legend_top = top + plot_h + 24.0 + 8.0 + LINE_H + 10.0;
+    let height = (legend_top + legend.len() as f64 * LINE_H + 8.0).ceil() as u32;
+    draw(width, height, |root| {
+        title_block(root, &title)?;
+        let y_desc = "달성 연산 처리량 (GFLOP/s) ↑ · 로그 축";
         text(
-            &upper,
-            &header,
-            (8, 4),
-            HEAD,
+            root,
+            y_desc,
+            (8, (title_h + 4.0) as i32),
+            SMALL,
             INK,
             Pos::new(HPos::Left, VPos::Top),
         )?;
-        let mut chart = ChartBuilder::on(&upper)
-            .margin_top(28)
-            .margin_right(20)
-            .margin_left(8)
-            .x_label_area_size(44)
-            .y_label_area_size(72)
+        let area = root.margin(top as u32, 0, 0, 0);
+        let (_, ah) = area.dim_in_pixel();
+        let mut chart = ChartBuilder::on(&area)
+            .margin_left(6)
+            .margin_right(if narrow { 12 } else { 20 })
+            .margin_bottom(ah.saturating_sub(plot_h as u32 + 24))
+            .x_label_area_size(24)
+            .y_label_area_size(if narrow { 58 } else { 66 })
             .build_cartesian_2d((x_lo..x_hi).log_scale(), (y_lo..y_hi).log_scale())
             .map_err(de)?;
+        // Axis lines from plotters; ticks from `log_ticks` (plotters repeats decade labels).
         chart
             .configure_mesh()
-            .x_labels(10)
-            .y_labels(10)
-            .x_label_formatter(&|v| log_tick(*v))
-            .y_label_formatter(&|v| log_tick(*v))
-            .x_desc("arithmetic intensity (FLOP/byte)")
-            .y_desc("GFLOP/s")
+            .disable_x_mesh()
+            .disable_y_mesh()
+            .x_labels(0)
+            .y_labels(0)
+            .x_label_formatter(&|_| String::new())
+            .y_label_formatter(&|_| String::new())
             .draw_styled()
             .map_err(de)?;
+        let (px, py) = chart.plotting_area().get_pixel_range();
+        let plot = (px.start, py.start, px.end, py.end);
+        let to_px = |p: (f64, f64)| chart.backend_coord(&p);
+        let most = if narrow { 5 } else { 9 };
+        let xt = log_ticks(x_lo, x_hi, most);
+        let yt = log_ticks(y_lo, y_hi, most);
+        draw_log_axis(
+            root,
+            LogAxis::X {
+                top: plot.1,
+                bottom: plot.3,
+            },
+            &xt,
+            &|v| to_px((v, y_lo)).0,
+        )?;
+        draw_log_axis(
+            root,
+            LogAxis::Y {
+                left: plot.0,
+                right: plot.2,
+            },
+            &yt,
+            &|v| to_px((x_lo, v)).1,
+        )?;
+        let x_desc = "산술 강도 (FLOP/byte, 로그 눈금)";
+        let xd = (top + plot_h + 24.0 + 8.0) as i32;
+        text(
+            root,
+            x_desc,
+            ((w / 2.0) as i32, xd),
+            SMALL,
+            INK,
+            Pos::new(HPos::Center, VPos::Top),
+        )?;
+        draw_points(root, points, r, (&to_px, plot), (x_lo, x_hi, y_lo, y_hi))?;
+        draw_legend(root, &legend, points, legend_top)
+    })
+}
 
-        // Roofs: the memory diagonal up to the highest ceiling, each ceiling from its ridge on.
-        if let Some((bw, label, measured)) = &bw_roof {
-            let x_start = x_lo.max(y_lo / bw);
-            let x_end = if top > 0.0 {
-                (top / bw).min(x_hi)
-            } else {
-                x_hi.min(y_hi / bw)
-            };
-            if x_end > x_start {
-                let pts = [(x_start, bw * x_start), (x_end, bw * x_end)];
-                if *measured {
-                    chart
-                        .draw_series(LineSeries::new(pts, INK.mix(0.8).stroke_width(2)))
-                        .map_err(de)?;
-                } else {
-                    chart
-                        .draw_series(DashedLineSeries::new(pts, 6, 4, INK.mix(0.6).stroke_width(2)))
-                        .map_err(de)?;
-                }
-                // Above the diagonal, ending on it: kernels sit below their roofs, not here.
-                let (sx, sy) = chart.backend_coord(&(x_start, bw * x_start));
-                let (ex, ey) = chart.backend_coord(&(x_end, bw * x_end));
-                let w = text_width(label, SMALL).ceil() as i32;
-                if sx + w + 12 <= ex {
-                    let px = (sx + w + 12).max((sx + ex) / 2);
-                    let py = if ex > sx {
-                        sy + (ey - sy) * (px - sx) / (ex - sx)
-                    } else {
-                        sy
-                    };
-                    text(
-                        &upper,
-                        label,
-                        (px - 6, py - 6),
-                        SMALL,
-                        INK,
-                        Pos::new(HPos::Right, VPos::Bottom),
-                    )?;
-                } else {
-                    // A short diagonal (compute-bound view): below its foot, where the line rises away.
-                    text(
-                        &upper,
-                        label,
-                        (sx + 10, sy + 4),
-                        SMALL,
-                        INK,
-                        Pos::new(HPos::Left, VPos::Top),
-                    )?;
-                }
-            }
-        }
-        for (gf, label, measured) in &flat {
-            let x_start = bw_roof.as_ref().map_or(x_lo, |(bw, ..)| (gf / bw).max(x_lo));
-            if x_start >= x_hi {
-                continue;
-            }
-            let pts = [(x_start, *gf), (x_hi, *gf)];
-            // Labels start just right of the ridge point: kernels sit far right (compute-bound)
-            // or left of the ridge (memory-bound), rarely here.
-            let (px, py) = chart.backend_coord(&(x_start, *gf));
-            let px = px.min(WIDTH as i32 - 24 - text_width(label, SMALL).ceil() as i32);
-            if *measured {
-                chart
-                    .draw_series(LineSeries::new(pts, INK.mix(0.8).stroke_width(2)))
-                    .map_err(de)?;
-                text(
-                    &upper,
-                    label,
-                    (px + 8, py + 4),
-                    SMALL,
-                    INK,
-                    Pos::new(HPos::Left, VPos::Top),
-                )?;
-            } else {
-                chart
-                    .draw_series(DashedLineSeries::new(pts, 6, 4, INK.mix(0.6).stroke_width(2)))
-                    .map_err(de)?;
-                text(
-                    &upper,
-                    label,
-                    (px + 8, py - 4),
-                    SMALL,
-                    INK,
-                    Pos::new(HPos::Left, VPos::Bottom),
-                )?;
-            }
-        }
+/// Legend lines: (the point whose dot starts the line, text, whether it names a failure).
+type LegendLine = (Option<usize>, String, bool);
 
-        // Points, labels spread apart vertically so they do not overlap.
-        let (plot_x, plot_y) = chart.plotting_area().get_pixel_range();
-        let mid = (plot_x.start + plot_x.end) / 2;
-        // A baseline that is itself a roof (cuBLAS on the sgemm roofline) is labelled by its roof.
-        let is_roof = |r: &Record| {
-            bw_meas
-                .iter()
-                .chain(cublas.iter())
-                .any(|(b, _)| std::ptr::eq(*b, r))
-        };
-        for (r, m) in points.iter().filter(|(r, _)| is_roof(r.rec)) {
-            let p = chart.backend_coord(&(m.intensity, m.gflops));
-            upper
-                .draw(&Circle::new(p, 5, fam.color(r.rec).filled()))
-                .map_err(de)?;
-            upper
-                .draw(&Circle::new(p, 5, INK.mix(0.7).stroke_width(1)))
-                .map_err(de)?;
+fn legend_lines(points: &[Point], failed: &[String], w: f64) -> Vec<LegendLine> {
+    let mut legend = Vec::new();
+    for (i, p) in points.iter().enumerate() {
+        let lines = wrap(&format!("{} {}", circled(i), p.label), w - 40.0, BODY);
+        for (k, l) in lines.into_iter().enumerate() {
+            legend.push(((k == 0).then_some(i), l, false));
         }
-        let mut placed: Vec<(i32, i32, i32, String, RGBColor, bool)> = points
-            .iter()
-            .filter(|(r, _)| !is_roof(r.rec))
-            .map(|(r, m)| {
-                let (px, py) = chart.backend_coord(&(m.intensity, m.gflops));
-                (px, py, py, short(&r.rec.label, 28), fam.color(r.rec), px > mid)
-            })
-            .collect();
-        placed.sort_by_key(|p| (p.1, p.0));
-        for side in [false, true] {
-            let idx: Vec<usize> = (0..placed.len()).filter(|&i| placed[i].5 == side).collect();
-            let mut last: Option<i32> = None;
-            for &i in &idx {
-                placed[i].2 = last.map_or(placed[i].2, |l| placed[i].2.max(l + 14));
-                last = Some(placed[i].2);
-            }
-            let Some(last) = last else { continue };
-            let overflow = last - (plot_y.end - 8);
-            if overflow > 0 {
-                for &i in &idx {
-                    placed[i].2 -= overflow;
-                }
-            }
-        }
-        for (px, py, ly, label, color, left) in &placed {
-            upper
-                .draw(&Circle::new((*px, *py), 5, color.filled()))
-                .map_err(de)?;
-            upper
-                .draw(&Circle::new((*px, *py), 5, INK.mix(0.7).stroke_width(1)))
-                .map_err(de)?;
-            let lx = if *left { px - 12 } else { px + 12 };
-            if (ly - py).abs() > 3 {
-                let ex = if *left { px - 6 } else { px + 6 };
-                upper
-                    .draw(&PathElement::new(
-                        vec![(ex, *py), (lx, *ly)],
-                        INK.mix(0.4).stroke_width(1),
-                    ))
-                    .map_err(de)?;
-            }
-            let anchor = if *left { HPos::Right } else { HPos::Left };
-            text(
-                &upper,
-                label,
-                (lx + if *left { -2 } else { 2 }, *ly),
-                BODY,
-                INK,
-                Pos::new(anchor, VPos::Center),
-            )?;
-        }
-        for (i, r) in failed.iter().enumerate() {
-            let y = 10 + 20 * i as i32;
-            let State::Failed(why) = r.state else { continue };
-            text(
-                &lower,
-                &format!("{} — {} (not plotted)", short(&r.rec.label, 30), why),
-                (80, y),
-                BODY,
-                FAIL,
-                Pos::new(HPos::Left, VPos::Center),
-            )?;
-        }
-        Ok(())
-    })?;
+    }
+    for f in failed {
+        legend.extend(wrap(f, w - 40.0, SMALL).into_iter().map(|l| (None, l, true)));
+    }
+    legend
+}
 
-    let mut used: Vec<&Record> = rows.iter().map(|r| r.rec).collect();
-    used.extend(bw_meas.iter().map(|(r, _)| *r));
-    used.extend(cublas.iter().map(|(r, _)| *r));
-    let mut notes = Vec::new();
-    let mut ref_parts = Vec::new();
-    if let Some((r, m)) = &bw_meas {
-        ref_parts.push(format!(
-            "{} {} (측정)",
-            esc(&r.label),
-            fmt_value(Unit::GBs, m.value)
-        ));
+fn draw_legend<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    legend: &[LegendLine],
+    points: &[Point],
+    top: f64,
+) -> Result<(), String> {
+    for (k, (dot, line, fail)) in legend.iter().enumerate() {
+        let y = (top + k as f64 * LINE_H + LINE_H / 2.0) as i32;
+        if let Some(i) = dot {
+            root.draw(&Circle::new((16, y), 5, points[*i].color.filled()))
+                .map_err(de)?;
+        }
+        let (size, ink) = if *fail { (SMALL, FAIL) } else { (BODY, INK) };
+        text(root, line, (28, y), size, ink, Pos::new(HPos::Left, VPos::Center))?;
     }
-    if let Some((r, m)) = &cublas {
-        ref_parts.push(format!(
-            "{} {} (측정)",
-            esc(&r.label),
-            fmt_value(Unit::GFlops, m.gflops)
-        ));
+    Ok(())
+}
+
+/// The plot's pixel mapping and box (left, top, right, bottom).
+type Plot<'a> = (&'a dyn Fn((f64, f64)) -> (i32, i32), (i32, i32, i32, i32));
+
+/// Roofs, then the points, then their numbers: dots are placed first so that roof labels and
+/// numbers go where they cover none.
+fn draw_points<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    points: &[Point],
+    r: &Roofs,
+    (to_px, plot): Plot,
+    ranges: (f64, f64, f64, f64),
+) -> Result<(), String> {
+    let px: Vec<(i32, i32)> = points.iter().map(|p| to_px(p.at)).collect();
+    let mut placed: Boxes = px
+        .iter()
+        .map(|&(x, y)| (x as f64 - 6.0, y as f64 - 6.0, x as f64 + 6.0, y as f64 + 6.0))
+        .collect();
+    draw_roofs(to_px, (plot.0, plot.2), root, r, ranges, &mut placed)?;
+    for (p, &(x, y)) in points.iter().zip(&px) {
+        root.draw(&Circle::new((x, y), 5, p.color.filled())).map_err(de)?;
+        root.draw(&Circle::new((x, y), 5, INK.mix(0.7).stroke_width(1)))
+            .map_err(de)?;
     }
-    if !ref_parts.is_empty() {
-        notes.push(format!(
-            "<span class=\"baseline\">기준선(baseline): {}</span>",
-            ref_parts.join(" · ")
-        ));
+    let bounds = (plot.0 as f64, plot.1 as f64, plot.2 as f64, plot.3 as f64);
+    for (i, &(x, y)) in px.iter().enumerate() {
+        place_number(root, &circled(i), (x as f64, y as f64), bounds, &mut placed)?;
     }
-    if let Some(d) = ds {
-        notes.push(format!(
-            "<span class=\"datasheet\">데이터시트(datasheet, {}): 메모리 {} · {}</span>",
-            esc(&d.source),
-            fmt_value(Unit::GBs, d.memory_bandwidth_gbs),
-            compute_peak(d, &c.spec.bench)
-                .map(|(v, n)| format!("{n} {}", fmt_value(Unit::GFlops, v)))
-                .unwrap_or_default()
-        ));
+    Ok(())
+}
+
+/// A point's number at the first free spot on rings around it (nearest first), inside the plot,
+/// with a thin leader line when it had to go further than beside the dot: kernels of one ladder
+/// share an intensity and stack up on one vertical line.
+fn place_number<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    label: &str,
+    (x, y): (f64, f64),
+    (left, top, right, bottom): (f64, f64, f64, f64),
+    placed: &mut Boxes,
+) -> Result<(), String> {
+    let (tw, th) = (text_width(label, BODY), 17.0);
+    let mut best = None;
+    'rings: for r in [11.0, 20.0, 30.0, 42.0, 56.0] {
+        for deg in [
+            -30.0f64, 30.0, -60.0, 60.0, 0.0, -90.0, 90.0, 150.0, 210.0, 180.0, 120.0, 240.0,
+        ] {
+            let (dx, dy) = (r * deg.to_radians().cos(), r * deg.to_radians().sin());
+            let (cx, cy) = (x + dx, y + dy);
+            let b = (cx - tw / 2.0, cy - th / 2.0, cx + tw / 2.0, cy + th / 2.0);
+            let inside = b.0 >= left && b.2 <= right && b.1 >= top && b.3 <= bottom;
+            if inside && !overlaps(b, placed) {
+                best = Some((b, r));
+                break 'rings;
+            }
+        }
     }
-    Ok(figure(c, &svg, &used, &notes))
+    let (b, r) = best.unwrap_or(((x + 8.0, y - th, x + 8.0 + tw, y), 0.0));
+    if r > 12.0 {
+        let (cx, cy) = ((b.0 + b.2) / 2.0, (b.1 + b.3) / 2.0);
+        let k = 6.0 / r;
+        root.draw(&PathElement::new(
+            vec![
+                ((x + (cx - x) * k) as i32, (y + (cy - y) * k) as i32),
+                ((cx - (cx - x) * 7.0 / r) as i32, (cy - (cy - y) * 7.0 / r) as i32),
+            ],
+            INK.mix(0.45).stroke_width(1),
+        ))
+        .map_err(de)?;
+    }
+    placed.push(b);
+    text(
+        root,
+        label,
+        (((b.0 + b.2) / 2.0) as i32, ((b.1 + b.3) / 2.0) as i32),
+        BODY,
+        INK,
+        Pos::new(HPos::Center, VPos::Center),
+    )
+}
+
+/// "①", "②", …: a point's number on the plot and in the legend.
+fn circled(i: usize) -> String {
+    char::from_u32(0x2460 + i as u32)
+        .filter(|_| i < 20)
+        .map_or_else(|| format!("({})", i + 1), |c| c.to_string())
 }

@@ -6,11 +6,18 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::Pos;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::fmt::Write as _;
 
-/// Width of every chart in SVG user units; the SVG scales down with the page.
-pub(super) const WIDTH: u32 = 640;
+/// Widths of every chart in SVG user units. Each chart is laid out twice, for a wide column
+/// (desktop) and a narrow one (a phone, or a panel beside another), and the page shows the one that
+/// fits its column (a container query in `hdlc.css`): scaling one drawing down to a phone would
+/// shrink its labels to about 6 px, so the narrow layout wraps labels and drops ticks instead.
+pub(super) const WIDE: u32 = 640;
+pub(super) const NARROW: u32 = 360;
+/// Line height of body text, in SVG units: a browser's box of a 12.5-unit Hangul or Latin line
+/// is about 1.4 em tall, so lines closer than this overlap.
+pub(super) const LINE_H: f64 = 18.5;
 /// Colors that read on both light and dark backgrounds (Tableau 10).
 pub(super) const PALETTE: [RGBColor; 7] = [
     RGBColor(0x4e, 0x79, 0xa7),
@@ -86,23 +93,35 @@ pub(super) fn text<DB: DrawingBackend>(
     area.draw(&Text::new(s.to_string(), at, style)).map_err(de)
 }
 
-/// Draw onto a fresh SVG canvas and post-process the result for an mdBook page.
-pub(super) fn draw<F>(height: u32, f: F) -> Result<String, String>
+/// Draw onto a fresh SVG canvas `width` units wide and post-process it for an mdBook page.
+pub(super) fn draw<F>(width: u32, height: u32, f: F) -> Result<String, String>
 where
     F: FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
 {
     let mut buf = String::new();
     {
-        let root = SVGBackend::with_string(&mut buf, (WIDTH, height)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
         f(&root)?;
         root.present().map_err(de)?;
     }
-    Ok(finish_svg(&buf, height))
+    Ok(finish_svg(&buf, width, height))
+}
+
+/// A chart laid out for both column widths: the wide drawing, then the narrow one. `layout`
+/// draws the chart at one width ([`WIDE`] or [`NARROW`]).
+pub(super) fn responsive(layout: impl Fn(u32) -> Result<String, String>) -> Result<String, String> {
+    let wide = layout(WIDE)?;
+    let narrow = layout(NARROW)?;
+    Ok(format!("{}\n{}", wide.trim_end(), narrow.trim_end()))
 }
 
 /// Theme-proof, responsive, blank-line-free SVG: the ink color becomes `currentColor`, the fixed
-/// width becomes `width="100%"` with a max-width, and any `<?xml` line or empty line goes.
-pub(super) fn finish_svg(raw: &str, height: u32) -> String {
+/// width becomes `width="100%"` with a max-width, and any `<?xml` line or empty line goes. The
+/// class says which column width the drawing was laid out for.
+pub(super) fn finish_svg(raw: &str, width: u32, height: u32) -> String {
+    let which = if width <= NARROW { "narrow" } else { "wide" };
+    // The narrow layout may grow a little past its size (a tablet's column), not to double.
+    let max_w = if width <= NARROW { width * 4 / 3 } else { width };
     let mut out = String::with_capacity(raw.len());
     for line in raw.lines() {
         let line = line.trim_end();
@@ -112,8 +131,8 @@ pub(super) fn finish_svg(raw: &str, height: u32) -> String {
         if line.starts_with("<svg") {
             let _ = writeln!(
                 out,
-                "<svg class=\"hdlc-chart\" width=\"100%\" viewBox=\"0 0 {WIDTH} {height}\" preserveAspectRatio=\"xMidYMid meet\" \
-                 style=\"max-width:{WIDTH}px;height:auto;color:var(--fg)\" font-family=\"{FONT}\" role=\"img\" xmlns=\"http://www.w3.org/2000/svg\">"
+                "<svg class=\"hdlc-chart hdlc-chart-{which}\" width=\"100%\" viewBox=\"0 0 {width} {height}\" preserveAspectRatio=\"xMidYMid meet\" \
+                 style=\"max-width:{max_w}px;height:auto;color:var(--fg)\" font-family=\"{FONT}\" role=\"img\" xmlns=\"http://www.w3.org/2000/svg\">"
             );
             continue;
         }
@@ -186,38 +205,120 @@ where
     }
 }
 
-/// The frame every horizontal bar chart shares: `rows` bands over 0..`xmax`, row labels in a
-/// `left`-wide margin, the value axis below with `x_desc`. Views draw bars and text into it.
-pub(super) fn bar_frame<'a, DB: DrawingBackend>(
-    root: &'a DrawingArea<DB, Shift>,
-    xmax: f64,
-    rows: usize,
-    x_desc: &str,
-    (top, left, bottom): (u32, u32, u32),
-) -> Result<
-    ChartContext<
-        'a,
-        DB,
-        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
-    >,
-    String,
-> {
-    let mut chart = ChartBuilder::on(root)
-        .margin_top(top)
-        .margin_right(16)
-        .margin_bottom(6)
-        .x_label_area_size(bottom)
-        .y_label_area_size(left)
-        .build_cartesian_2d(0f64..xmax, 0f64..rows as f64)
-        .map_err(de)?;
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .y_labels(0)
-        .x_labels(6)
-        .x_label_formatter(&|v| super::format::tick(*v))
-        .x_desc(x_desc)
-        .draw_styled()
-        .map_err(de)?;
-    Ok(chart)
+/// A chart's title, wrapped into `lines` by the caller, at the top left.
+pub(super) fn title_block<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    lines: &[String],
+) -> Result<(), String> {
+    for (i, t) in lines.iter().enumerate() {
+        let y = 6 + (i as f64 * LINE_H * 1.1) as i32;
+        text(root, t, (8, y), HEAD, INK, Pos::new(HPos::Left, VPos::Top))?;
+    }
+    Ok(())
+}
+
+/// Tick values of a log axis over [lo, hi]: 1, 2 and 5 times each power of ten, thinned to whole
+/// powers of ten (then every other one) when more than `most` would crowd the axis.
+///
+/// Why not plotters' own: its log key points repeat a value at a decade boundary (two "1,000"
+/// labels on one spot), and it offers no control over how many labels a phone layout gets.
+pub(super) fn log_ticks(lo: f64, hi: f64, most: usize) -> Vec<f64> {
+    if !(lo.is_finite() && hi.is_finite() && lo > 0.0 && hi > lo) {
+        return Vec::new();
+    }
+    let (e0, e1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let pick = |mults: &[f64], step: i32| -> Vec<f64> {
+        let mut v = Vec::new();
+        for e in (e0..=e1).filter(|e| (e - e0) % step == 0) {
+            for m in mults {
+                let t = m * 10f64.powi(e);
+                if t >= lo * (1.0 - 1e-9) && t <= hi * (1.0 + 1e-9) {
+                    v.push(t);
+                }
+            }
+        }
+        v
+    };
+    for (mults, step) in [
+        (&[1.0, 2.0, 5.0][..], 1),
+        (&[1.0][..], 1),
+        (&[1.0][..], 2),
+        (&[1.0][..], 3),
+    ] {
+        let v = pick(mults, step);
+        if v.len() <= most {
+            return v;
+        }
+    }
+    pick(&[1.0], 4)
+}
+
+/// Which axis [`draw_log_axis`] labels, with the plot's pixel box.
+pub(super) enum LogAxis {
+    /// The x axis: grid from `top` to `bottom`, labels under `bottom`.
+    X { top: i32, bottom: i32 },
+    /// The y axis: grid from `left` to `right`, labels left of `left`.
+    Y { left: i32, right: i32 },
+}
+
+/// Grid lines, tick marks and labels of a log axis at `ticks`, placed with `to_px` (a value to its
+/// pixel on that axis).
+pub(super) fn draw_log_axis<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    axis: LogAxis,
+    ticks: &[f64],
+    to_px: &dyn Fn(f64) -> i32,
+) -> Result<(), String> {
+    for &t in ticks {
+        let p = to_px(t);
+        let label = super::format::tick(t);
+        match axis {
+            LogAxis::X { top, bottom } => {
+                root.draw(&PathElement::new(vec![(p, top), (p, bottom)], INK.mix(0.12)))
+                    .map_err(de)?;
+                root.draw(&PathElement::new(
+                    vec![(p, bottom), (p, bottom + 5)],
+                    INK.mix(0.6),
+                ))
+                .map_err(de)?;
+                text(
+                    root,
+                    &label,
+                    (p, bottom + 7),
+                    BODY,
+                    INK,
+                    Pos::new(HPos::Center, VPos::Top),
+                )?;
+            }
+            LogAxis::Y { left, right } => {
+                root.draw(&PathElement::new(vec![(left, p), (right, p)], INK.mix(0.12)))
+                    .map_err(de)?;
+                root.draw(&PathElement::new(vec![(left - 5, p), (left, p)], INK.mix(0.6)))
+                    .map_err(de)?;
+                text(
+                    root,
+                    &label,
+                    (left - 7, p),
+                    BODY,
+                    INK,
+                    Pos::new(HPos::Right, VPos::Center),
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_ticks_never_repeat_and_thin_out() {
+        let t = log_ticks(80.0, 8000.0, 12);
+        assert_eq!(t, vec![100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0]);
+        let t = log_ticks(0.001, 1e6, 6);
+        assert!(t.len() <= 6 && t.windows(2).all(|w| w[1] > w[0]), "{t:?}");
+        assert!(log_ticks(1.0, 1.0, 5).is_empty());
+    }
 }

@@ -1,10 +1,22 @@
 //! The `table` view: every record of a family (or of one size) as an HTML table row with median,
-//! p10–p90, throughput, % of baseline, error and verification status.
+//! p10–p90, throughput, ratio to the baseline, error and verification status.
 //!
-//! Why: the exact numbers behind a chart, readable without a chart and searchable; failed records
-//! get a row with their stage, never a number.
+//! Why: the exact numbers behind a chart, readable without a chart and searchable; a record that
+//! was not measured or failed gets its row with a footnote mark, never a number. A family measured
+//! at many sizes shows the rows at the figure's size (or the largest) and folds the rest.
 
+use super::htmltable::HtmlTable;
+use super::notes::Footnotes;
 use super::prelude::*;
+use crate::metric_names::{describe, Scale};
+use std::collections::BTreeMap;
+
+/// Which optional columns a table has, and the unit of its time columns.
+struct Columns {
+    time: Scale,
+    spread: bool,
+    workspace: bool,
+}
 
 pub(super) fn table(c: &Ctx) -> Result<String, String> {
     let fam = c.fam;
@@ -15,90 +27,121 @@ pub(super) fn table(c: &Ctx) -> Result<String, String> {
     if rows.is_empty() || rows.iter().all(|r| r.meas().is_none()) {
         return Ok(no_data(c.spec, &c.id, c.spec.size));
     }
-    let throughput = match fam.unit {
-        Unit::GBs => "GB/s",
-        Unit::GFlops => "FLOP/s",
+    let cols = Columns {
+        time: describe("time").scale(
+            rows.iter()
+                .filter_map(|r| r.meas())
+                .map(|m| m.median_ms)
+                .fold(0.0, f64::max),
+        ),
+        spread: rows.iter().any(|r| r.meas().is_some_and(|m| spread(m).is_some())),
+        workspace: rows.iter().any(|r| workspace(r).is_some()),
     };
-    // Extra device memory a variant needs beside its inputs and outputs (attention's S and P):
-    // shown beside speed wherever the harness recorded it.
-    let workspace = |r: &Row| match &r.rec.outcome {
-        Outcome::Ok(t) => t.workspace_bytes,
-        _ => None,
+    let mut notes = Footnotes::default();
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| row_cells(fam, r, &cols, &mut notes))
+        .collect();
+    // Past the fold: rows at other sizes than the figure's (or the largest measured), so the rows
+    // the card is about come first.
+    let reference = fam.reference(c.spec.size);
+    let groups: Vec<&BTreeMap<String, u64>> = rows.iter().map(|r| &r.rec.params).collect();
+    let prefer = |p: &&BTreeMap<String, u64>| {
+        if reference.is_some_and(|r| &r.rec.params == *p) {
+            return i64::MIN;
+        }
+        let size = fam.axis.key.as_ref().and_then(|k| p.get(k)).copied().unwrap_or(0);
+        -(size.min(i64::MAX as u64) as i64)
     };
-    let has_ws = rows.iter().any(|r| workspace(r).is_some());
+    let table = HtmlTable::new(head(fam, &cols), cells, &groups, prefer);
     let mut h = String::new();
     let _ = writeln!(h, "<figure class=\"hdlc-figure hdlc-table\" id=\"{}\">", c.id);
-    h.push_str("<table>\n<thead>\n<tr>");
-    let mut cols = vec![
-        "variant".to_string(),
-        esc(&fam.axis.header()),
-        "median ms".into(),
-        "p10–p90 ms".into(),
-        throughput.into(),
-        "% of baseline".into(),
-        "rel. error".into(),
-        "status".into(),
-    ];
-    if has_ws {
-        cols.insert(7, "workspace".into());
-    }
-    for col in cols {
-        let _ = write!(h, "<th>{col}</th>");
-    }
-    h.push_str("</tr>\n</thead>\n<tbody>\n");
-    for r in &rows {
-        let base = {
-            let same: Vec<&Row> = fam.rows.iter().filter(|o| o.rec.params == r.rec.params).collect();
-            baseline_of(&same)
-        };
-        let label = if r.rec.baseline {
-            format!("{} (baseline)", esc(&r.rec.label))
-        } else {
-            esc(&r.rec.label)
-        };
-        let mut cells: Vec<String> = match r.state {
-            State::Ok(m) => vec![
-                label,
-                esc(&fam.axis.cell(r.rec)),
-                fmt_ms(m.median_ms),
-                m.spread_ms
-                    .map_or("—".into(), |(a, b)| format!("{}–{}", fmt_ms(a), fmt_ms(b))),
-                fmt_value(fam.unit, m.value),
-                match (r.rec.baseline, &base) {
-                    (true, _) => "baseline".into(),
-                    (false, Some((_, b))) => pct(m.value / b.value),
-                    (false, None) => "—".into(),
-                },
-                format!("{:.1e}", m.rel_error),
-                "✓ 검증됨 (verified)".into(),
-            ],
-            State::Failed(why) => vec![
-                label,
-                esc(&fam.axis.cell(r.rec)),
-                "—".into(),
-                "—".into(),
-                "—".into(),
-                "—".into(),
-                "—".into(),
-                format!("<span class=\"fail\">{why}</span>"),
-            ],
-        };
-        if has_ws {
-            let ws = workspace(r).map_or("—".into(), |b| format!("{:.2} GiB", b / (1u64 << 30) as f64));
-            cells.insert(7, ws);
-        }
-        h.push_str("<tr>");
-        for cell in cells {
-            let _ = write!(h, "<td>{cell}</td>");
-        }
-        h.push_str("</tr>\n");
-    }
-    h.push_str("</tbody>\n</table>\n");
+    h.push_str(&table.html());
     let used: Vec<&Record> = rows.iter().map(|r| r.rec).collect();
-    let reference = fam.reference(c.spec.size);
     let base = reference.and_then(|r| baseline_of(&fam.at_params(&r.rec.params)).map(|(r, m)| (r, m.value)));
-    let notes = baseline_note(c, base);
-    h.push_str(&figcaption(c, &used, &notes));
+    let mut caption_notes = baseline_note(c, base);
+    caption_notes.push(
+        "<span class=\"hdlc-note\">기준선 대비: 같은 조건에서 잰 기준선 처리량에 대한 비율 — 100%보다 크면 기준선보다 빠르다.</span>"
+            .into(),
+    );
+    caption_notes.extend(notes.html());
+    h.push_str(&figcaption(c, &used, &caption_notes));
     h.push_str("</figure>");
     Ok(h)
+}
+
+/// Extra device memory a variant needs beside its inputs and outputs (attention's S and P),
+/// shown beside speed wherever the harness recorded it.
+fn workspace(r: &Row) -> Option<f64> {
+    match &r.rec.outcome {
+        Outcome::Ok(t) => t.workspace_bytes,
+        _ => None,
+    }
+}
+
+fn head(fam: &Family, cols: &Columns) -> Vec<String> {
+    let mut head = vec![
+        "변형 (variant)".to_string(),
+        esc(&fam.axis.header()),
+        format!("중앙값 ({}) ↓", cols.time.unit),
+    ];
+    if cols.spread {
+        head.push(format!("p10–p90 ({})", cols.time.unit));
+    }
+    head.extend(["처리량 ↑".to_string(), "기준선 대비 ↑".into()]);
+    if cols.workspace {
+        head.push("작업 공간 (GiB)".into());
+    }
+    head.push("검증 (상대 오차)".into());
+    head
+}
+
+/// One record's cells; a failed one gets dashes and its footnote mark in the status cell.
+fn row_cells(fam: &Family, r: &Row, cols: &Columns, notes: &mut Footnotes) -> Vec<String> {
+    let same: Vec<&Row> = fam.rows.iter().filter(|o| o.rec.params == r.rec.params).collect();
+    let base = baseline_of(&same);
+    let mut row = vec![
+        if r.rec.baseline {
+            format!("{} (기준선)", esc(&r.rec.label))
+        } else {
+            esc(&r.rec.label)
+        },
+        esc(&fam.axis.cell(r.rec)),
+    ];
+    match r.state {
+        State::Ok(m) => {
+            row.push(cols.time.number(m.median_ms));
+            if cols.spread {
+                row.push(spread(&m).map_or("—".into(), |(a, b)| {
+                    format!("{}–{}", cols.time.number(a), cols.time.number(b))
+                }));
+            }
+            row.push(fmt_value(fam.unit, m.value));
+            row.push(match (r.rec.baseline, &base) {
+                (true, _) => "기준선".into(),
+                (false, Some((_, b))) => pct(m.value / b.value),
+                (false, None) => "—".into(),
+            });
+        }
+        State::Failed(_) => {
+            let n = if cols.spread { 4 } else { 3 };
+            row.extend(std::iter::repeat_n("—".to_string(), n));
+        }
+    }
+    if cols.workspace {
+        row.push(workspace(r).map_or("—".into(), |b| format!("{:.2}", b / (1u64 << 30) as f64)));
+    }
+    row.push(match r.state {
+        State::Ok(m) => format!("✓ {:.1e}", m.rel_error),
+        State::Failed(_) => {
+            let item = format!("{} ({})", r.rec.label, fam.axis.cell(r.rec));
+            format!("<span class=\"fail\">{}</span>", esc(&notes.mark(r.rec, &item)))
+        }
+    });
+    row
+}
+
+/// A p10–p90 spread worth showing: one whose ends differ.
+fn spread(m: &Meas) -> Option<(f64, f64)> {
+    m.spread_ms.filter(|(a, b)| b > a)
 }

@@ -9,6 +9,8 @@
 //! measurement follows; a failed record shows as failed, and every number comes from the
 //! results files or the datasheet table in `measure::device`.
 
+use super::htmltable::HtmlTable;
+use super::notes::Footnotes;
 use super::panels::machines;
 use super::prelude::*;
 use crate::figspec::Devices;
@@ -81,23 +83,23 @@ pub(super) fn devices(c: &Ctx) -> Result<String, String> {
         Unit::GFlops => "FLOP/s",
     };
 
+    let mut notes = Footnotes::default();
     let mut h = String::new();
     let _ = writeln!(
         h,
         "<figure class=\"hdlc-figure hdlc-table hdlc-xdev\" id=\"{}\">",
         c.id
     );
-    h.push_str("<table>\n<thead>\n<tr>");
     // Parameters that every row shares go to the caption; the column shows only what varies.
     let params_col = !axis.varying.is_empty();
-    let mut cols = vec!["variant".to_string()];
+    let mut cols = vec!["변형 (variant)".to_string()];
     if params_col {
         cols.push(esc(&axis.header()));
     }
     for m in &ms {
         let nodata = if m.fam.is_none() { " (no data)" } else { "" };
         cols.push(format!(
-            "{}{nodata}<br>median {unit_name}",
+            "{}{nodata}<br>중앙값 {unit_name} ↑",
             esc(&short_name(&m.name))
         ));
     }
@@ -113,13 +115,10 @@ pub(super) fn devices(c: &Ctx) -> Result<String, String> {
         ));
         cols.push("판정 (verdict)".into());
     }
-    for col in cols {
-        let _ = write!(h, "<th>{col}</th>");
-    }
-    h.push_str("</tr>\n</thead>\n<tbody>\n");
+    let mut rows = Vec::new();
     for item in &items {
         let label = if item.baseline {
-            format!("{} (baseline)", esc(&item.label))
+            format!("{} (기준선)", esc(&item.label))
         } else {
             esc(&item.label)
         };
@@ -128,43 +127,77 @@ pub(super) fn devices(c: &Ctx) -> Result<String, String> {
             cells.push(esc(&axis.cell(item)));
         }
         let states: Vec<Option<State>> = ms.iter().map(|m| state_of(m, item)).collect();
-        for s in &states {
-            cells.push(match s {
-                Some(State::Ok(m)) => fmt_value(unit, m.value),
-                Some(State::Failed(why)) => format!("<span class=\"fail\">{why}</span>"),
-                None => "—".into(),
-            });
-        }
-        for (j, s) in states.iter().enumerate().skip(1) {
-            let measured = match (&states[0], s) {
-                (Some(State::Ok(a)), Some(State::Ok(b))) => Some(b.value / a.value),
-                _ => None,
-            };
-            let ratios = datasheet_ratios(sheets[0].as_ref(), sheets[j].as_ref(), &c.spec.bench);
-            let shown = ratios.map(|(bw, peak)| match unit {
-                Unit::GBs => bw,
-                Unit::GFlops => peak,
-            });
-            cells.push(measured.map_or("—".into(), ratio));
-            cells.push(shown.map_or("—".into(), ratio));
-            cells.push(match (measured, ratios) {
-                (Some(m), Some((bw, peak))) => verdict(m, bw, peak, &c.spec.bench).into(),
-                _ => "—".into(),
-            });
-        }
-        h.push_str("<tr>");
-        for cell in cells {
-            let _ = write!(h, "<td>{cell}</td>");
-        }
-        h.push_str("</tr>\n");
+        cells.extend(value_cells(&ms, &states, item, unit, &mut notes));
+        cells.extend(ratio_cells(&states, &sheets, unit, &c.spec.bench));
+        rows.push(cells);
     }
-    h.push_str("</tbody>\n</table>\n");
+    let n = rows.len();
+    let table = HtmlTable {
+        head: cols,
+        rows,
+        shown: vec![true; n],
+    };
+    h.push_str(&table.html());
     let shared = (!params_col)
         .then(|| items.first().map(|r| size_text(&axis, r)))
         .flatten();
-    h.push_str(&caption(c, &ms, &sheets, &items, shared));
+    h.push_str(&caption(c, &ms, &sheets, &items, shared, &notes.html()));
     h.push_str("</figure>");
     Ok(h)
+}
+
+/// Each machine's value of one item, or its footnote mark where it failed.
+fn value_cells(
+    ms: &[Machine],
+    states: &[Option<State>],
+    item: &Record,
+    unit: Unit,
+    notes: &mut Footnotes,
+) -> Vec<String> {
+    ms.iter()
+        .zip(states)
+        .map(|(m, s)| match s {
+            Some(State::Ok(v)) => fmt_value(unit, v.value),
+            Some(State::Failed(_)) => {
+                let rec = m
+                    .fam
+                    .as_ref()
+                    .and_then(|f| f.rows.iter().find(|r| same_item(r.rec, item)))
+                    .map_or(item, |r| r.rec);
+                let what = format!("{}, {}", item.label, short_name(&m.name));
+                format!("<span class=\"fail\">{}</span>", esc(&notes.mark(rec, &what)))
+            }
+            None => "—".into(),
+        })
+        .collect()
+}
+
+/// For each machine after the first: the measured ratio, the datasheet ratio and the verdict.
+fn ratio_cells(
+    states: &[Option<State>],
+    sheets: &[Option<Datasheet>],
+    unit: Unit,
+    family: &str,
+) -> Vec<String> {
+    let mut cells = Vec::new();
+    for (j, s) in states.iter().enumerate().skip(1) {
+        let measured = match (&states[0], s) {
+            (Some(State::Ok(a)), Some(State::Ok(b))) => Some(b.value / a.value),
+            _ => None,
+        };
+        let ratios = datasheet_ratios(sheets[0].as_ref(), sheets[j].as_ref(), family);
+        let shown = ratios.map(|(bw, peak)| match unit {
+            Unit::GBs => bw,
+            Unit::GFlops => peak,
+        });
+        cells.push(measured.map_or("—".into(), ratio));
+        cells.push(shown.map_or("—".into(), ratio));
+        cells.push(match (measured, ratios) {
+            (Some(m), Some((bw, peak))) => verdict(m, bw, peak, family).into(),
+            _ => "—".into(),
+        });
+    }
+    cells
 }
 
 /// Whether two records are the same item of a family (variant and parameters).
@@ -222,6 +255,7 @@ fn caption(
     sheets: &[Option<Datasheet>],
     items: &[&Record],
     shared_params: Option<String>,
+    footnotes: &[String],
 ) -> String {
     let mut notes: Vec<String> = shared_params
         .map(|p| format!("<span class=\"params\">{}.</span>", esc(&p)))
@@ -263,7 +297,7 @@ fn caption(
             let _ = write!(h, "{} ", esc(&cap));
         }
     }
-    for n in &notes {
+    for n in notes.iter().chain(footnotes) {
         let _ = write!(h, "{n} ");
     }
     for m in ms {

@@ -1,123 +1,113 @@
 //! `show: ladder` for labs: one bar per selected record, failures as text in their row.
 //!
 //! Why a file of its own: one lab view per file, registered in `LAB_VIEWS`, like the kernel views.
+//! Unlike a kernel ladder, a lab ladder may set side by side things that do different work (a
+//! whole model beside its embedding lookup), so when its times span decades the axis is log.
 
+use super::super::barchart::{draw_bars, fitted_end, spans_decades, Bar, BarChart};
 use super::*;
 
 pub(super) fn ladder(c: &LabCtx) -> Result<String, String> {
     let varying = varying_params(&c.recs);
+    let words = c.metric.words();
     let vals: Vec<Value> = c
         .recs
         .iter()
-        .map(|r| judge(r).and_then(|t| c.metric.value(t)))
+        .map(|r| judge(r).and_then(|t| c.metric.value(t).map(|(v, s)| (v, real_spread(t, s)))))
         .collect();
     let max = vals
         .iter()
         .filter_map(|v| v.as_ref().ok())
         .map(|(v, s)| s.map_or(*v, |(_, hi)| hi.max(*v)))
         .fold(0.0, f64::max);
-    // Side by side, every panel's axis reaches the largest panel's bar.
+    // Side by side, every panel's unit follows the largest panel's bar.
     let max = c.axis.hi("x", max);
-    let n = c.recs.len();
-    const LEFT: u32 = 230;
-    const TOP: u32 = 40;
-    const ROW: u32 = 30;
-    const BOTTOM: u32 = 46;
-    let height = TOP + ROW * n as u32 + BOTTOM + 6;
-    let mut xmax = max * 1.6;
-    if !(xmax.is_finite() && xmax > 0.0) {
-        xmax = 1.0;
-    }
-    let header = match c.spec.filter.as_ref().filter(|w| !w.is_empty()) {
-        Some(w) => {
-            let ps: Vec<String> = w.iter().map(|(k, v)| format!("{k} = {}", group(*v))).collect();
-            format!("{} · {}", c.spec.bench, ps.join(", "))
-        }
-        None => c.spec.bench.clone(),
-    };
-    let x_desc = c.metric.axis();
-    let svg = draw(height, |root| {
-        text(root, &header, (8, 4), HEAD, INK, Pos::new(HPos::Left, VPos::Top))?;
-        let mut chart = bar_frame(root, xmax, n, &x_desc, (TOP, LEFT, BOTTOM))?;
-        for (i, (r, val)) in c.recs.iter().zip(&vals).enumerate() {
-            let yc = n as f64 - i as f64 - 0.5;
-            let (x0, py) = chart.backend_coord(&(0.0, yc));
-            let name = row_label(r, &c.recs, &varying);
-            text(
-                root,
-                &short(&name, 30),
-                (x0 - 8, py),
-                BODY,
-                INK,
-                Pos::new(HPos::Right, VPos::Center),
-            )?;
-            let (v, spread) = match val {
-                Ok(v) => *v,
-                Err(why) => {
-                    text(
-                        root,
-                        &short(why, 60),
-                        (x0 + 6, py),
-                        BODY,
-                        FAIL,
-                        Pos::new(HPos::Left, VPos::Center),
-                    )?;
-                    continue;
-                }
-            };
-            let color = PALETTE[i % PALETTE.len()];
-            let color = if r.baseline { GRAY } else { color };
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(0.0, yc - 0.3), (v, yc + 0.3)],
-                    color.filled(),
-                )))
-                .map_err(de)?;
-            let mut right = v;
-            if let Some((lo, hi)) = spread {
-                let w = INK.mix(0.75).stroke_width(1);
-                chart
-                    .draw_series(std::iter::once(PathElement::new(vec![(lo, yc), (hi, yc)], w)))
-                    .map_err(de)?;
-                for x in [lo, hi] {
-                    chart
-                        .draw_series(std::iter::once(PathElement::new(
-                            vec![(x, yc - 0.14), (x, yc + 0.14)],
-                            w,
-                        )))
-                        .map_err(de)?;
-                }
-                right = right.max(hi);
-            }
-            let (pr, _) = chart.backend_coord(&(right, yc));
-            let label = match (r.baseline, baseline_for(c, r)) {
-                (true, _) => format!("{} · baseline", c.metric.fmt(v)),
-                (false, Some((_, b))) => match vs_baseline(c, v, b) {
-                    Some(ratio) => format!("{} · {}", c.metric.fmt(v), pct(ratio)),
-                    None => c.metric.fmt(v),
-                },
-                (false, None) => c.metric.fmt(v),
-            };
-            text(
-                root,
-                &label,
-                (pr + 6, py),
-                BODY,
-                INK,
-                Pos::new(HPos::Left, VPos::Center),
-            )?;
-        }
-        Ok(())
-    })?;
-    let mut notes = Vec::new();
-    if let Some(b) = c.recs.iter().find(|r| r.baseline) {
-        let how = if c.metric.lower_is_better() {
-            "baseline ÷ this"
+    let scale = words.scale(max);
+    let mut notes = Footnotes::default();
+    let mut bars = Vec::new();
+    for (i, (r, val)) in c.recs.iter().zip(&vals).enumerate() {
+        let name = row_label(r, &c.recs, &varying);
+        let label = if r.baseline {
+            format!("{name} (기준선)")
         } else {
-            "this ÷ baseline"
+            name.clone()
         };
-        notes.push(format!("% = {how}, baseline: {}.", esc(&b.label)));
+        let (v, spread) = match val {
+            Ok(v) => *v,
+            Err(e) => {
+                let text = match judge(r) {
+                    Err(_) => notes.mark(r, &name),
+                    Ok(_) => notes.mark_why(missing(&words.label, e), &name),
+                };
+                bars.push(Bar {
+                    label,
+                    value: None,
+                    spread: None,
+                    text,
+                    color: FAIL,
+                    outline: false,
+                });
+                continue;
+            }
+        };
+        // Each bar in its own unit: a lab ladder may hold 9.6 µs beside 4.98 ms.
+        let shown = words.format(v);
+        let text = match (r.baseline, baseline_for(c, r)) {
+            (true, _) => shown,
+            (false, Some((_, b))) => match vs_baseline(c, v, b) {
+                Some(ratio) => format!("{shown} · {}", pct(ratio)),
+                None => shown,
+            },
+            (false, None) => shown,
+        };
+        bars.push(Bar {
+            label,
+            value: Some(v * scale.factor),
+            spread: spread.map(|(a, b)| (a * scale.factor, b * scale.factor)),
+            text,
+            color: if r.baseline {
+                GRAY
+            } else {
+                PALETTE[i % PALETTE.len()]
+            },
+            outline: r.baseline,
+        });
     }
-    notes.extend(failure_notes(&c.recs, false));
-    Ok(lab_figure(c, &svg, &c.recs, &notes))
+    let values: Vec<f64> = bars.iter().filter_map(|b| b.value).collect();
+    let log = matches!(c.metric, Metric::Time) && spans_decades(&values);
+    let mut axis = vec![words.heading(&scale)];
+    if bars.iter().any(|b| b.spread.is_some()) {
+        axis[0].push_str(" · 막대: 중앙값, 수염: p10–p90");
+    }
+    if log {
+        axis.push("로그 축: 값이 여러 자릿수에 걸쳐 있다 (log scale)".into());
+    }
+    if let Some(b) = c.recs.iter().find(|r| r.baseline) {
+        axis.push(vs_baseline_words(c, b));
+    }
+    let mut chart = BarChart {
+        title: lab_title(c),
+        bars,
+        axis,
+        reference: None,
+        reach: [0.0; 2],
+        log,
+    };
+    // Side by side, each layout's axis ends where the widest panel's needs it.
+    chart.reach = [
+        c.axis.hi_scaled("top", fitted_end(&chart, WIDE), scale.factor),
+        c.axis
+            .hi_scaled("top-narrow", fitted_end(&chart, NARROW), scale.factor),
+    ];
+    let svg = responsive(|w| draw_bars(&chart, w))?;
+    Ok(lab_figure(c, &svg, &c.recs, &notes.html()))
+}
+
+/// The footnote reason of a verified record that lacks the value a figure draws.
+pub(super) fn missing(what: &str, err: &str) -> Why {
+    Why {
+        kind: "값 없음",
+        reason: format!("이 record에는 {what} 값이 없다 ({err})"),
+        error: None,
+    }
 }

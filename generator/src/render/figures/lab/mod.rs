@@ -11,15 +11,20 @@
 
 mod bars;
 mod lines;
+mod profile;
 mod tables;
+mod words;
 
 use super::device_matches;
+use super::notes::{Footnotes, Why};
 use super::panels::SharedAxis;
 use super::prelude::*;
 use crate::figspec::{Devices, FigureSpec};
-use crate::measure::results::{FailStage, ResultsFile, Timing};
+use crate::measure::results::{ResultsFile, Timing};
+use crate::metric_names::{param_text, param_value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+use words::*;
 
 /// A lab figure view: its name after `show:` and the function that draws it.
 pub struct LabView {
@@ -91,7 +96,12 @@ fn lab_one(
     let Some(file) = choose_lab_file(spec, files, local_device) else {
         return Ok(no_data(spec, &id, None));
     };
-    let recs = select(spec, file);
+    let compared = compared_records(spec, file);
+    let recs: Vec<&Record> = if spec.compare.is_some() {
+        compared.iter().collect()
+    } else {
+        select(spec, file)
+    };
     if recs.is_empty() {
         return Ok(no_data(spec, &id, None));
     }
@@ -110,6 +120,35 @@ fn lab_one(
         Some(v) => (v.draw)(&c),
         None => tables::table(&c),
     }
+}
+
+/// With `compare:`, the records of the figure's family and of each compared family (the same
+/// `where:` and `variants:`, from the same machine's file), each labelled with its framework
+/// ("JAX · FP32"), so one chart puts them on one axis. Empty without `compare:`.
+fn compared_records(spec: &FigureSpec, file: &ResultsFile) -> Vec<Record> {
+    let Some(others) = &spec.compare else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for family in std::iter::once(&spec.bench).chain(others) {
+        let one = FigureSpec {
+            bench: family.clone(),
+            compare: None,
+            ..spec.clone()
+        };
+        let who = framework_of(family);
+        out.extend(select(&one, file).into_iter().map(|r| Record {
+            label: format!("{who} · {}", r.label),
+            ..r.clone()
+        }));
+    }
+    // Same rung (precision, variant) side by side across frameworks; stable, so each family's
+    // order stays within a rung. With `variants:`, their order first.
+    match &spec.variants {
+        Some(vs) => out.sort_by_key(|r| vs.iter().position(|v| *v == r.variant)),
+        None => out.sort_by_key(|r| r.rung),
+    }
+    out
 }
 
 /// A record's value and p10–p90 spread, or why it has none.
@@ -150,24 +189,14 @@ impl Metric {
         }
     }
 
-    /// The axis description.
-    fn axis(&self) -> String {
-        match self {
-            Metric::Time => "median time, ms (whisker p10–p90; shorter is faster)".into(),
-            Metric::Tflops => "TFLOP/s (median; whisker p10–p90)".into(),
-            Metric::Gbps => "GB/s (median; whisker p10–p90)".into(),
-            Metric::Named(n) => n.clone(),
-        }
-    }
-
-    /// The column header in tables.
-    fn header(&self) -> String {
-        match self {
-            Metric::Time => "median ms".into(),
-            Metric::Tflops => "TFLOP/s".into(),
-            Metric::Gbps => "GB/s".into(),
-            Metric::Named(n) => esc(n),
-        }
+    /// The metric in words, with its unit and better direction (`metric_names`).
+    fn words(&self) -> crate::metric_names::Metric {
+        crate::metric_names::describe(match self {
+            Metric::Time => "time",
+            Metric::Tflops => "tflops",
+            Metric::Gbps => "gbps",
+            Metric::Named(n) => n,
+        })
     }
 
     /// Whether smaller values are better (times, latencies, bytes), for "% of baseline".
@@ -212,35 +241,11 @@ impl Metric {
             },
         }
     }
-
-    fn fmt(&self, v: f64) -> String {
-        match self {
-            Metric::Time => format!("{} ms", fmt_ms(v)),
-            Metric::Tflops => format!("{} TFLOP/s", num(v)),
-            Metric::Gbps => format!("{} GB/s", num(v)),
-            Metric::Named(_) => num(v),
-        }
-    }
 }
 
-/// A number with as many digits as its size deserves.
+/// A number with as many digits as its size deserves (table cells of lab tables).
 fn num(v: f64) -> String {
-    if !v.is_finite() {
-        "—".into()
-    } else if v.abs() >= 100.0 {
-        let s = group(v.abs().round() as u64);
-        if v < 0.0 {
-            format!("-{s}")
-        } else {
-            s
-        }
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1}")
-    } else if v.abs() >= 0.01 || v == 0.0 {
-        format!("{v:.3}")
-    } else {
-        format!("{v:.2e}")
-    }
+    crate::metric_names::number(v)
 }
 
 /// A record judged: its verified timing, or the text a figure shows instead of a number.
@@ -263,12 +268,10 @@ fn judge(r: &Record) -> Result<&Timing, String> {
     }
 }
 
-/// The error text of a failed record (shortened), for tables and captions.
-fn error_of(r: &Record) -> Option<&str> {
-    match &r.outcome {
-        Outcome::Failed { error, .. } => Some(error.as_str()),
-        Outcome::Ok(_) => None,
-    }
+/// A record's spread (p10–p90, low and high) only where there is one: several repetitions
+/// whose p10 and p90 differ. A single run has no spread, whatever its p10 and p90 fields say.
+fn real_spread(t: &Timing, spread: Option<(f64, f64)>) -> Option<(f64, f64)> {
+    spread.filter(|(lo, hi)| t.reps > 1 && hi > lo)
 }
 
 /// The file to draw from: this machine's if it has the family, else an H100's, else the first;
@@ -338,19 +341,6 @@ fn varying_params(recs: &[&Record]) -> Vec<String> {
         .collect()
 }
 
-/// A record's label, with the varying params when the same variant appears more than once.
-fn row_label(r: &Record, recs: &[&Record], varying: &[String]) -> String {
-    let repeated = recs.iter().filter(|o| o.variant == r.variant).count() > 1;
-    if !repeated || varying.is_empty() {
-        return r.label.clone();
-    }
-    let ps: Vec<String> = varying
-        .iter()
-        .filter_map(|k| r.params.get(k).map(|v| format!("{k}={}", group(*v))))
-        .collect();
-    format!("{} ({})", r.label, ps.join(", "))
-}
-
 /// The baseline record at the same params as `r`, with its value, if the selection has one.
 fn baseline_for<'a>(c: &LabCtx<'a>, r: &Record) -> Option<(&'a Record, f64)> {
     c.recs
@@ -377,10 +367,13 @@ fn vs_baseline(c: &LabCtx, v: f64, base: f64) -> Option<f64> {
 /// Figure ids must be unique on a page that draws one family several ways.
 fn lab_figure_id(spec: &FigureSpec) -> String {
     let base = figure_id(spec);
-    let extra = format!(
+    let mut extra = format!(
         "{:?}{:?}{:?}{:?}{:?}{:?}",
         spec.metric, spec.filter, spec.variants, spec.x, spec.series, spec.table
     );
+    if let Some(c) = &spec.compare {
+        extra.push_str(&format!("{c:?}"));
+    }
     // FNV-1a: stable across builds and platforms.
     let h = extra.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
@@ -388,81 +381,10 @@ fn lab_figure_id(spec: &FigureSpec) -> String {
     format!("{base}-{:06x}", h & 0xff_ffff)
 }
 
-/// The framework versions of the records drawn, e.g. "python 3.12.3 · torch 2.11.0".
-fn frameworks(used: &[&Record]) -> String {
-    let mut all: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for r in used {
-        for (k, v) in &r.provenance.frameworks {
-            all.entry(k).or_default().insert(v);
-        }
-    }
-    all.iter()
-        .map(|(k, vs)| {
-            format!(
-                "{} {}",
-                esc(k),
-                vs.iter().map(|v| esc(v)).collect::<Vec<_>>().join("/")
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(" · ")
-}
-
 /// The `<figcaption>`: caption, notes, machine and framework provenance.
 fn lab_caption(c: &LabCtx, used: &[&Record], notes: &[String]) -> String {
-    let mut prov = provenance(&c.file.device, used, c.local);
-    let fw = frameworks(used);
-    if !fw.is_empty() {
-        prov = format!("{prov} · {fw}");
-    }
+    let prov = provenance_with(&c.file.device, used, c.local, &frameworks(used));
     caption_html(c.spec.caption.as_deref(), notes, &prov)
-}
-
-/// Failed records of the selection, as caption notes with their errors (never as numbers): one
-/// note per variant and kind of failure, naming the params it failed at and the first error.
-/// `skip_unsupported`: the view already says which points were skipped (a line chart's legend).
-fn failure_notes(recs: &[&Record], skip_unsupported: bool) -> Vec<String> {
-    let varying = varying_params(recs);
-    let mut groups: Vec<(&str, String, Vec<String>, &str)> = Vec::new();
-    for r in recs {
-        let Err(why) = judge(r) else { continue };
-        let unsupported = matches!(
-            &r.outcome,
-            Outcome::Failed {
-                stage: FailStage::Unsupported,
-                ..
-            }
-        );
-        if skip_unsupported && unsupported {
-            continue;
-        }
-        let at: Vec<String> = varying
-            .iter()
-            .filter_map(|k| r.params.get(k).map(|v| format!("{k}={}", group(*v))))
-            .collect();
-        let err = error_of(r).and_then(|e| e.lines().next()).unwrap_or("");
-        match groups.iter_mut().find(|g| g.0 == r.label && g.1 == why) {
-            Some(g) => g.2.push(at.join(", ")),
-            None => groups.push((&r.label, why, vec![at.join(", ")], err)),
-        }
-    }
-    groups
-        .into_iter()
-        .map(|(label, why, at, err)| {
-            let at: Vec<String> = at.into_iter().filter(|a| !a.is_empty()).collect();
-            let at = if at.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", esc(&at.join("; ")))
-            };
-            let err = if err.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", esc(&short(err, 140)))
-            };
-            format!("<span class=\"fail\">{} — {why}{at}{err}.</span>", esc(label))
-        })
-        .collect()
 }
 
 fn lab_figure(c: &LabCtx, svg: &str, used: &[&Record], notes: &[String]) -> String {
@@ -472,4 +394,26 @@ fn lab_figure(c: &LabCtx, svg: &str, used: &[&Record], notes: &[String]) -> Stri
         svg.trim_end(),
         lab_caption(c, used, notes)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric_names::{Better, METRICS};
+
+    /// "% of baseline" divides by `lower_is_better`, the marks on axes come from `metric_names`:
+    /// they must agree, or a chart would say "↓ lower is better" and compute the ratio the other
+    /// way. Keys where the suffix rule misreads a metric are listed, so a new one fails here.
+    #[test]
+    fn better_direction_agrees_with_the_ratio() {
+        const SUFFIX_RULE_MISREADS: &[&str] = &["param_bytes_per_rank", "err_vs_bf16", "kv_err_vs_bf16"];
+        let mut disagree = Vec::new();
+        for m in METRICS.iter().filter(|m| m.better != Better::Neither) {
+            let lower = Metric::parse(Some(m.key)).lower_is_better();
+            if lower != (m.better == Better::Lower) {
+                disagree.push(m.key);
+            }
+        }
+        assert_eq!(disagree, SUFFIX_RULE_MISREADS, "update metric_names or the list");
+    }
 }
