@@ -108,7 +108,10 @@ pub fn run() -> ExitCode {
     match cli.command {
         Command::Check => check(&root),
         Command::Figspec => {
-            print!("{}", crate::figspec::describe());
+            print!(
+                "{}",
+                crate::figspec::describe(&crate::render::figures::known(&[]))
+            );
             ExitCode::SUCCESS
         }
         Command::Eval { expr } => {

@@ -27,14 +27,25 @@ impl Figure {
     }
 }
 
+/// What a figure block may name besides the kernel families: the lab families the manifests
+/// declare (see [`lab_families`]) and the views the renderer draws.
+///
+/// Why handed in: the view names are the renderer's registries (`render::figures::VIEW_NAMES`,
+/// `LAB_VIEW_NAMES`), and the renderer reads this module's types; taking the names as an argument
+/// keeps `check` and drawing in agreement without the two modules importing each other.
+pub struct Known<'a> {
+    pub labs: &'a [String],
+    pub views: &'a [&'a str],
+    pub lab_views: &'a [&'a str],
+}
+
 /// Parse any figure block: `calc:` blocks go to the calculators, the rest are benchmark views.
-/// `labs` are the lab families the manifests declare (see [`lab_families`]).
-pub fn parse_figure(body: &str, labs: &[String]) -> Result<Figure, (usize, String, String)> {
+pub fn parse_figure(body: &str, known: &Known) -> Result<Figure, (usize, String, String)> {
     let is_calc = body.lines().any(|l| l.trim_start().starts_with("calc:"));
     if is_calc {
         crate::calc::parse(body).map(Figure::Calc)
     } else {
-        parse(body, labs).map(|s| Figure::Bench(Box::new(s)))
+        parse(body, known).map(|s| Figure::Bench(Box::new(s)))
     }
 }
 
@@ -159,11 +170,6 @@ pub fn benches() -> Vec<&'static str> {
     v.push(CPU_BENCH);
     v
 }
-/// Views of a benchmark family: the renderer's registry, so `check` and drawing always agree.
-pub const VIEWS: &[&str] = &crate::render::figures::VIEW_NAMES;
-
-/// Views of a lab family.
-pub const LAB_VIEWS: &[&str] = &crate::render::figures::LAB_VIEW_NAMES;
 
 /// Every key of a measured-figure block, with what it does: printed by `hdlc figspec`.
 pub const KEYS: &[(&str, &str)] = &[
@@ -209,13 +215,13 @@ pub const KEYS: &[(&str, &str)] = &[
 ];
 
 /// What a figure block may ask for, as text: families, views and keys (`hdlc figspec`).
-pub fn describe() -> String {
+pub fn describe(known: &Known) -> String {
     let mut out = String::new();
     out.push_str(&format!("benchmarks (bench:): {}\n", benches().join(", ")));
     out.push_str("  lab families come from kernels/labs/*/labs.yaml; calculators use `calc:` instead\n");
     out.push_str(&format!(
         "views of a kernel family (show:): {}\n",
-        VIEWS.join(", ")
+        known.views.join(", ")
     ));
     out.push_str(&format!(
         "  `{CROSS_DEVICE_VIEW}`: a table with one column per machine, the measured ratio to the first, \
@@ -223,7 +229,7 @@ pub fn describe() -> String {
     ));
     out.push_str(&format!(
         "views of a lab family (show:): {}\n",
-        LAB_VIEWS.join(", ")
+        known.lab_views.join(", ")
     ));
     out.push_str("keys:\n");
     for (k, what) in KEYS {
@@ -234,7 +240,8 @@ pub fn describe() -> String {
 
 /// Parse and check a figure block body. Errors are (line offset within the block, message, hint).
 /// `labs` are the lab families the manifests declare.
-pub fn parse(body: &str, labs: &[String]) -> Result<FigureSpec, (usize, String, String)> {
+pub fn parse(body: &str, known: &Known) -> Result<FigureSpec, (usize, String, String)> {
+    let labs = known.labs;
     let spec: FigureSpec = serde_yaml_ng::from_str(body).map_err(|e| {
         let line = crate::diag::yaml_line(body, e.location().map(|l| l.line()).unwrap_or(1));
         let msg = e.to_string();
@@ -264,7 +271,7 @@ pub fn parse(body: &str, labs: &[String]) -> Result<FigureSpec, (usize, String, 
         ));
     }
     if labs.contains(&spec.bench) {
-        return check_lab(body, spec);
+        return check_lab(body, spec, known.lab_views);
     }
     if !benches().contains(&spec.bench.as_str()) {
         let mut known: Vec<String> = benches().iter().map(|s| s.to_string()).collect();
@@ -302,26 +309,30 @@ pub fn parse(body: &str, labs: &[String]) -> Result<FigureSpec, (usize, String, 
     if spec.record_view() {
         // A kernel family drawn the way lab figures are (a chosen metric, filtered records):
         // the same views and checks apply, since both are lists of verified records.
-        return check_lab(body, spec);
+        return check_lab(body, spec, known.lab_views);
     }
-    if !VIEWS.contains(&spec.show.as_str()) {
+    if !known.views.contains(&spec.show.as_str()) {
         return Err((
             line_of(body, "show"),
             format!("unknown figure view `{}`", spec.show),
-            format!("known views: {}", VIEWS.join(", ")),
+            format!("known views: {}", known.views.join(", ")),
         ));
     }
     Ok(spec)
 }
 
 /// The checks of a lab figure: its view exists and the view's required key is there.
-fn check_lab(body: &str, spec: FigureSpec) -> Result<FigureSpec, (usize, String, String)> {
+fn check_lab(
+    body: &str,
+    spec: FigureSpec,
+    lab_views: &[&str],
+) -> Result<FigureSpec, (usize, String, String)> {
     let err = |key: &str, msg: String, hint: &str| Err((line_of(body, key), msg, hint.to_string()));
-    if !LAB_VIEWS.contains(&spec.show.as_str()) {
+    if !lab_views.contains(&spec.show.as_str()) {
         return err(
             "show",
             format!("unknown lab figure view `{}`", spec.show),
-            &format!("lab figures show: {}", LAB_VIEWS.join(", ")),
+            &format!("lab figures show: {}", lab_views.join(", ")),
         );
     }
     if spec.size.is_some() {

@@ -99,9 +99,11 @@ impl Site {
             .iter()
             .flat_map(|c| crate::markup::scan(c.body(), c.body_offset))
             .filter_map(|p| match p {
-                crate::markup::Piece::Figure { body, .. } => crate::figspec::parse_figure(&body, &labs)
-                    .ok()
-                    .and_then(|f| f.bench().map(str::to_string)),
+                crate::markup::Piece::Figure { body, .. } => {
+                    crate::figspec::parse_figure(&body, &crate::render::figures::known(&labs))
+                        .ok()
+                        .and_then(|f| f.bench().map(str::to_string))
+                }
                 _ => None,
             })
             .collect();

@@ -334,7 +334,7 @@ fn check_body(book: &Book, card: &Card, diags: &mut Diagnostics) {
                 }
             }
             Piece::Figure { body, .. } => {
-                match crate::figspec::parse_figure(&body, &lab_fams) {
+                match crate::figspec::parse_figure(&body, &crate::render::figures::known(&lab_fams)) {
                     Err((off, msg, hint)) => {
                         diags.error(&card.file, line + off, 1, msg).hint(hint);
                     }

@@ -236,11 +236,11 @@ fn unknown_calculator() {
 #[test]
 fn figure_blocks_route_calc_to_the_calculators() {
     assert!(matches!(
-        hdlc::figspec::parse_figure("calc: float-formats\n", &[]),
+        hdlc::figspec::parse_figure("calc: float-formats\n", &hdlc::render::figures::known(&[])),
         Ok(hdlc::figspec::Figure::Calc(_))
     ));
     assert_eq!(
-        hdlc::figspec::parse_figure("calc: matmul\nm: 2\nn: 2\n", &[])
+        hdlc::figspec::parse_figure("calc: matmul\nm: 2\nn: 2\n", &hdlc::render::figures::known(&[]))
             .unwrap_err()
             .0,
         1

@@ -1,7 +1,7 @@
 //! Lab figures drawn from a hand-written fixture (`tests/fixtures/results/lab-gpu.json`, family
 //! `fixture_lab`: fake numbers, never shipped), and the checks of lab figure blocks.
 
-use hdlc::figspec::{parse, FigureSpec};
+use hdlc::figspec::FigureSpec;
 use hdlc::measure::results::ResultsFile;
 use hdlc::render::figures::render_lab_figure;
 use std::collections::BTreeMap;
@@ -232,4 +232,9 @@ fn axis_lines(html: &str) -> usize {
     html.lines()
         .filter(|l| l.starts_with("<polyline") && l.matches(',').count() <= 2)
         .count()
+}
+
+/// Parse a figure block as `check` does, with the renderer's views and `labs`.
+fn parse(body: &str, labs: &[String]) -> Result<FigureSpec, (usize, String, String)> {
+    hdlc::figspec::parse(body, &hdlc::render::figures::known(labs))
 }

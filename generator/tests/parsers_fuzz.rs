@@ -186,7 +186,7 @@ fn check_paths(bytes: &[u8]) -> Result<(), TestCaseError> {
 }
 
 fn check_figure(body: &str) -> Result<(), TestCaseError> {
-    if let Err((line, msg, _)) = parse_figure(body, &labs()) {
+    if let Err((line, msg, _)) = parse_figure(body, &hdlc::render::figures::known(&labs())) {
         prop_assert!(
             line_range(body.as_bytes()).contains(&line),
             "figure error without a line in the block: {}: {} (body {:?})",
@@ -249,7 +249,7 @@ fn yaml_only_line_breaks_map_to_lines_of_the_block() {
         "\r\r",
         "bench: sgemm\nshow: ladder\ncaption: \u{85}한 줄\u{85}  4096\n",
     ] {
-        let Err((line, msg, _)) = parse_figure(body, &labs()) else {
+        let Err((line, msg, _)) = parse_figure(body, &hdlc::render::figures::known(&labs())) else {
             panic!("{body:?} parsed")
         };
         assert!(line <= body.matches('\n').count() + 1, "{line}: {msg}");

@@ -3,7 +3,7 @@
 //! (`tests/fixtures/results/test-gpu.json`) renamed, with the "H200" copy's times scaled in the
 //! test: fixture data to check the drawing and the arithmetic, never shipped results.
 
-use hdlc::figspec::{parse, Devices, FigureSpec};
+use hdlc::figspec::{Devices, FigureSpec};
 use hdlc::measure::device::datasheet_for;
 use hdlc::measure::results::{Outcome, ResultsFile};
 use hdlc::render::figures::{render_figure, render_lab_figure};
@@ -120,7 +120,7 @@ fn devices_view_checks_its_keys() {
     let (line, msg, hint) = parse_err("bench: bandwidth\nshow: devices\ndevice: H200\n");
     assert_eq!(line, 3);
     assert!(msg.contains("names one") && hint.contains("all"), "{msg}");
-    assert!(hdlc::figspec::VIEWS.contains(&"devices"));
+    assert!(hdlc::render::figures::VIEW_NAMES.contains(&"devices"));
 }
 
 /// The numbers written as text in an SVG (axis ticks): equal sets mean equal axes.
@@ -308,4 +308,9 @@ fn lab_figures_draw_panels_too() {
     assert_eq!(html.matches("<svg").count(), 4);
     assert_eq!(html.matches("hdlc-chart-narrow").count(), 2);
     assert!(!html.lines().any(|l| l.trim().is_empty()));
+}
+
+/// Parse a figure block as `check` does, with the renderer's views and `labs`.
+fn parse(body: &str, labs: &[String]) -> Result<FigureSpec, (usize, String, String)> {
+    hdlc::figspec::parse(body, &hdlc::render::figures::known(labs))
 }

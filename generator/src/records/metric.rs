@@ -90,21 +90,43 @@ impl Metric {
         }
     }
 
-    /// Whether smaller values are better (times, latencies, bytes, losses, errors).
+    /// Whether smaller values are better (times, latencies, bytes, losses, errors): the metric
+    /// table's direction where it names the key, else a rule on the key's suffix.
     pub fn lower_is_better(&self) -> bool {
         match self {
             Metric::Time | Metric::P10 | Metric::P90 | Metric::RelError => true,
             Metric::Tflops | Metric::Gbps => false,
-            Metric::Named(n) => {
-                let n = n.to_ascii_lowercase();
-                !n.contains("per_s")
-                    && !n.ends_with("_pct")
-                    && !n.contains("speedup")
-                    && ["_ms", "_us", "_s", "_bytes", "loss", "error", "_err"]
-                        .iter()
-                        .any(|s| n.contains(s))
-            }
+            Metric::Named(n) => match crate::metric_names::lookup(n) {
+                Some(m) => m.better == crate::metric_names::Better::Lower,
+                None => {
+                    let n = n.to_ascii_lowercase();
+                    !n.contains("per_s")
+                        && !n.ends_with("_pct")
+                        && !n.contains("speedup")
+                        && ["_ms", "_us", "_s", "_bytes", "loss", "error"]
+                            .iter()
+                            .any(|s| n.ends_with(s))
+                }
+            },
         }
+    }
+
+    /// The value of a verified timing with its p10–p90 spread (low, high) in the metric's unit
+    /// where the metric has one (a time or a rate), or why there is no value.
+    pub fn value_with_spread(&self, t: &Timing) -> Result<(f64, Option<(f64, f64)>), String> {
+        let v = self.value(t)?;
+        let spread = (t.p10_ms.is_finite() && t.p90_ms.is_finite() && t.p10_ms > 0.0)
+            .then_some((t.p10_ms, t.p90_ms))
+            .filter(|(a, b)| a <= b);
+        let per = |work: f64, scale: f64| {
+            spread.map(|(p10, p90)| (work / (p90 * 1e-3) / scale, work / (p10 * 1e-3) / scale))
+        };
+        Ok(match self {
+            Metric::Time => (v, spread),
+            Metric::Tflops => (v, per(t.flops, 1e12)),
+            Metric::Gbps => (v, per(t.bytes, 1e9)),
+            _ => (v, None),
+        })
     }
 
     /// The value with its unit, as running text: "701 TFLOP/s", "1.24 ms", "2,991 GB/s".
@@ -130,37 +152,9 @@ pub fn format_ms(ms: f64) -> String {
     }
 }
 
-/// A named metric with the unit its key names (`…_ms`, `…_per_s`, `…_bytes`, `…_pct`).
+/// A named metric in its unit, as figures write it (`metric_names`): "1.2 s", "37.5%", "4.3 GiB".
 fn format_named(name: &str, v: f64) -> String {
-    let n = name.to_ascii_lowercase();
-    if n.ends_with("_ms") {
-        format_ms(v)
-    } else if n.ends_with("_us") {
-        format_ms(v / 1e3)
-    } else if n.ends_with("_pct") {
-        format!("{}%", sig3(v))
-    } else if n.ends_with("_bytes") {
-        format_bytes(v)
-    } else if n == "tokens_per_s" {
-        format!("{} token/s", sig3(v))
-    } else if n.ends_with("_tflops") {
-        format!("{} TFLOP/s", sig3(v))
-    } else {
-        sig3(v)
-    }
-}
-
-/// Bytes in GiB or MiB.
-fn format_bytes(b: f64) -> String {
-    const GIB: f64 = (1u64 << 30) as f64;
-    const MIB: f64 = (1u64 << 20) as f64;
-    if b >= GIB {
-        format!("{} GiB", sig3(b / GIB))
-    } else if b >= MIB {
-        format!("{} MiB", sig3(b / MIB))
-    } else {
-        format!("{} B", group(b.round() as u64))
-    }
+    crate::metric_names::describe(name).format(v)
 }
 
 /// Three significant digits, thousands grouped: 701, 2,991, 12.3, 0.0452.

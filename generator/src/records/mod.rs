@@ -10,7 +10,7 @@ pub mod metric;
 pub mod select;
 
 pub use metric::Metric;
-pub use select::{device_matches, display_order, is_shipped, matching, SHIPPED_DEVICES};
+pub use select::{device_matches, display_order, filtered, is_shipped, matching, pick_file, SHIPPED_DEVICES};
 
 use crate::measure::results::{FailStage, Outcome, Record, Timing};
 

@@ -46,6 +46,59 @@ pub fn matching<'f>(
         .collect()
 }
 
+/// The records of `family` that a figure keeps: those whose params match every `filter` entry
+/// and whose variant is in `variants` (all when `None`), in the `variants` order when given, else
+/// by rung (stable, so the file's order breaks ties).
+pub fn filtered<'f>(
+    file: &'f ResultsFile,
+    family: &str,
+    filter: Option<&BTreeMap<String, u64>>,
+    variants: Option<&[String]>,
+) -> Vec<&'f Record> {
+    let mut v: Vec<&Record> = file
+        .records
+        .iter()
+        .filter(|r| r.family == family)
+        .filter(|r| filter.is_none_or(|w| w.iter().all(|(k, want)| r.params.get(k) == Some(want))))
+        .filter(|r| variants.is_none_or(|vs| vs.contains(&r.variant)))
+        .collect();
+    match variants {
+        Some(vs) => v.sort_by_key(|r| vs.iter().position(|x| *x == r.variant)),
+        None => v.sort_by_key(|r| r.rung),
+    }
+    v
+}
+
+/// The file a figure draws from, among those of the machine `want` names (any, if none) that
+/// `has` the records it needs: those with a verified number first (`good`), so a stale failure
+/// elsewhere never hides a good measurement, but a family that only failed is still shown; then
+/// the named machine, or the reader's GPU (`local`), or the H100, or the first.
+pub fn pick_file<'f>(
+    files: &'f [(PathBuf, ResultsFile)],
+    local: Option<&str>,
+    want: Option<&str>,
+    has: &dyn Fn(&ResultsFile) -> bool,
+    good: &dyn Fn(&ResultsFile) -> bool,
+) -> Option<&'f ResultsFile> {
+    let with: Vec<&ResultsFile> = files
+        .iter()
+        .map(|(_, f)| f)
+        .filter(|f| device_matches(f, want) && has(f))
+        .collect();
+    let ok: Vec<&ResultsFile> = with.iter().copied().filter(|f| good(f)).collect();
+    let pool = if ok.is_empty() { &with } else { &ok };
+    if want.is_some() {
+        return pool.first().copied();
+    }
+    if let Some(f) = local.and_then(|l| pool.iter().find(|f| f.device.name == l)) {
+        return Some(f);
+    }
+    pool.iter()
+        .find(|f| f.device.name.contains("H100"))
+        .or_else(|| pool.first())
+        .copied()
+}
+
 /// The files in the order a page reads them: the reader's GPU (`local`) first, then the shipped
 /// H100, then the rest as given.
 pub fn display_order<'f>(files: &'f [(PathBuf, ResultsFile)], local: Option<&str>) -> Vec<&'f ResultsFile> {

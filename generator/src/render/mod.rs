@@ -470,7 +470,7 @@ fn render_body(book: &Book, card: &Card, figs: &FigureData, diags: &mut Diagnost
                 }
             }
             Piece::Figure { body, .. } => {
-                let html = crate::figspec::parse_figure(&body, &labs)
+                let html = crate::figspec::parse_figure(&body, &figures::known(&labs))
                     .map_err(|(_, m, _)| m)
                     .and_then(|fig| match fig {
                         crate::figspec::Figure::Bench(spec)

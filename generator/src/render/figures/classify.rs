@@ -4,8 +4,8 @@
 //! the book's honesty rule; every view (and the choice of results file) goes through this one
 //! function, so no view can bypass it.
 
-use super::family::CPU;
-use crate::measure::results::{FailStage, Outcome, Record};
+use crate::measure::results::{Outcome, Record};
+use crate::measure::CPU_FAMILY as CPU;
 
 /// What a figure plots on its value axis.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -60,19 +60,7 @@ pub(super) struct Meas {
     pub(super) rel_error: f64,
 }
 
-pub(super) fn stage_text(stage: FailStage) -> &'static str {
-    match stage {
-        FailStage::Compile => "실패 · compile failed (compile)",
-        FailStage::Launch => "실패 · launch failed (launch)",
-        FailStage::Verify => "실패 · verification failed (verify)",
-        FailStage::Unsupported => "측정하지 않음 · skipped (unsupported)",
-        FailStage::Crash => "실패 · lab crashed (crash)",
-        FailStage::Timeout => "실패 · lab timed out (timeout)",
-        FailStage::Output => "실패 · lab printed invalid records (output)",
-    }
-}
-pub(super) const UNVERIFIED: &str = "실패 · verification failed (verify)";
-pub(super) const INVALID: &str = "실패 · invalid timing (measure)";
+pub(super) use crate::records::{failure_text as stage_text, INVALID, UNVERIFIED};
 
 pub(super) fn classify(rec: &Record, unit: Unit) -> State {
     let t = match &rec.outcome {

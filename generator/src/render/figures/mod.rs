@@ -26,7 +26,7 @@
 //! (a roofline's roofs), `htmltable` (scroll box and fold), `notes` (footnotes of failed points),
 //! `classify` (which records are numbers), `family` (a family's rows, size axis and colors),
 //! `caption` (titles, provenance and notes), `style` (palette, layouts, SVG plumbing), `format`
-//! (numbers, wrapping). `figspec` takes its list of views from [`VIEWS`], so `check` and the
+//! (numbers, wrapping). `check` is handed the names of [`VIEWS`] (see [`known`]), so `check` and the
 //! renderer cannot disagree. A new view is one file plus one line in [`VIEWS`]. Figures of lab
 //! families (records of the Python labs) are drawn by `lab/`, whose views are registered the same
 //! way in [`LAB_VIEWS`]. A `device:` list (or `all`) draws any view of either kind once per
@@ -91,6 +91,15 @@ pub const VIEWS: &[View] = &[
         draw: xdev::devices,
     },
 ];
+
+/// What `figspec` checks a figure block against: these views and the lab families `labs`.
+pub fn known(labs: &[String]) -> crate::figspec::Known<'_> {
+    crate::figspec::Known {
+        labs,
+        views: &VIEW_NAMES,
+        lab_views: &LAB_VIEW_NAMES,
+    }
+}
 
 /// The names of [`VIEWS`], as a constant for `figspec`.
 pub const VIEW_NAMES: [&str; VIEWS.len()] = {
@@ -183,32 +192,16 @@ pub struct Ctx<'a> {
 // ---------------------------------------------------------------------------------------------
 // Choosing data
 
-/// The file to draw from: this machine's measurements if they cover the family, else the shipped
-/// file of an H100, else the first file that covers it. A figure's `device:` picks the machine.
+/// The file to draw from (`records::pick_file`): the machine the figure names, else the reader's
+/// GPU, else the H100, else the first file with a trustworthy record of the family.
 fn choose_file<'a>(
     family: &str,
     files: &'a [(PathBuf, ResultsFile)],
     local: Option<&str>,
     want: Option<&str>,
 ) -> Option<&'a ResultsFile> {
-    let candidates: Vec<&ResultsFile> = files
-        .iter()
-        .map(|(_, f)| f)
-        .filter(|f| covers(family, f) && device_matches(f, want))
-        .collect();
-    if want.is_some() {
-        return candidates.first().copied();
-    }
-    if let Some(l) = local {
-        if let Some(f) = candidates.iter().find(|f| f.device.name == l) {
-            return Some(f);
-        }
-    }
-    candidates
-        .iter()
-        .find(|f| f.device.name.contains("H100"))
-        .or_else(|| candidates.first())
-        .copied()
+    let covered = |f: &ResultsFile| covers(family, f);
+    crate::records::pick_file(files, local, want, &covered, &covered)
 }
 
 /// Whether a results file has a trustworthy measurement of a kernel family.
@@ -217,9 +210,4 @@ fn covers(family: &str, f: &ResultsFile) -> bool {
     f.records
         .iter()
         .any(|r| r.family == family && matches!(classify(r, unit), State::Ok(_)))
-}
-
-/// Whether a results file is of the machine a figure's `device:` names (any, if none).
-fn device_matches(f: &ResultsFile, want: Option<&str>) -> bool {
-    want.is_none_or(|w| f.device.name.to_lowercase().contains(&w.trim().to_lowercase()))
 }

@@ -94,7 +94,7 @@ pub(super) fn machines<'a>(
         files
             .iter()
             .map(|(_, f)| f)
-            .find(|f| covers(f) && super::device_matches(f, Some(want)))
+            .find(|f| covers(f) && crate::records::device_matches(f, Some(want)))
     };
     match devices {
         Devices::All => {

@@ -74,7 +74,7 @@ pub(super) fn ladder(c: &LabCtx) -> Result<String, String> {
         });
     }
     let values: Vec<f64> = bars.iter().filter_map(|b| b.value).collect();
-    let log = matches!(c.metric, Metric::Time) && spans_decades(&values);
+    let log = c.metric.is_time() && spans_decades(&values);
     let mut axis = vec![words.heading(&scale)];
     if bars.iter().any(|b| b.spread.is_some()) {
         axis[0].push_str(" · 막대: 중앙값, 수염: p10–p90");

@@ -15,7 +15,6 @@ mod profile;
 mod tables;
 mod words;
 
-use super::device_matches;
 use super::notes::{Footnotes, Why};
 use super::panels::SharedAxis;
 use super::prelude::*;
@@ -168,78 +167,34 @@ pub struct LabCtx<'a> {
     axis: &'a SharedAxis,
 }
 
-/// What a lab figure plots.
+/// What a lab figure plots: a metric of the records (`records::Metric`, the one prose values
+/// read too), with its words from `metric_names`.
 #[derive(Debug, Clone, PartialEq)]
-enum Metric {
-    /// Median time in ms; lower is better.
-    Time,
-    Tflops,
-    Gbps,
-    /// A key of the records' `metrics`.
-    Named(String),
-}
+struct Metric(crate::records::Metric);
 
 impl Metric {
     fn parse(s: Option<&str>) -> Metric {
-        match s.map(str::trim) {
-            None | Some("time") | Some("ms") => Metric::Time,
-            Some("tflops") => Metric::Tflops,
-            Some("gbps") => Metric::Gbps,
-            Some(other) => Metric::Named(other.to_string()),
-        }
+        Metric(crate::records::Metric::parse(s.unwrap_or("time")))
+    }
+
+    /// Median time, the default.
+    fn is_time(&self) -> bool {
+        self.0 == crate::records::Metric::Time
     }
 
     /// The metric in words, with its unit and better direction (`metric_names`).
     fn words(&self) -> crate::metric_names::Metric {
-        crate::metric_names::describe(match self {
-            Metric::Time => "time",
-            Metric::Tflops => "tflops",
-            Metric::Gbps => "gbps",
-            Metric::Named(n) => n,
-        })
+        crate::metric_names::describe(self.0.name())
     }
 
     /// Whether smaller values are better (times, latencies, bytes), for "% of baseline".
     fn lower_is_better(&self) -> bool {
-        match self {
-            Metric::Time => true,
-            Metric::Tflops | Metric::Gbps => false,
-            Metric::Named(n) => {
-                let n = n.to_ascii_lowercase();
-                !n.contains("per_s")
-                    && !n.ends_with("_pct")
-                    && !n.contains("speedup")
-                    && ["_ms", "_us", "_s", "_bytes", "loss", "error"]
-                        .iter()
-                        .any(|s| n.ends_with(s))
-            }
-        }
+        self.0.lower_is_better()
     }
 
     /// The value of a verified record and its p10–p90 spread (low, high), or why there is none.
     fn value(&self, t: &Timing) -> Value {
-        let spread = (t.p10_ms.is_finite() && t.p90_ms.is_finite() && t.p10_ms > 0.0)
-            .then_some((t.p10_ms, t.p90_ms))
-            .filter(|(a, b)| a <= b);
-        let rate = |work: f64, what: &str| {
-            if !(work.is_finite() && work > 0.0) {
-                return Err(format!("no {what} recorded"));
-            }
-            let per = |ms: f64| work / (ms * 1e-3) / 1e12;
-            Ok((per(t.median_ms), spread.map(|(p10, p90)| (per(p90), per(p10)))))
-        };
-        match self {
-            Metric::Time => Ok((t.median_ms, spread)),
-            Metric::Tflops => rate(t.flops, "FLOPs"),
-            Metric::Gbps => {
-                rate(t.bytes, "bytes").map(|(v, s)| (v * 1e3, s.map(|(a, b)| (a * 1e3, b * 1e3))))
-            }
-            Metric::Named(n) => match t.metrics.get(n) {
-                Some(v) if v.is_finite() => Ok((*v, None)),
-                Some(_) => Err(format!("`{n}` is not a number")),
-                None => Err(format!("no `{n}` recorded")),
-            },
-        }
+        self.0.value_with_spread(t)
     }
 }
 
@@ -250,22 +205,7 @@ fn num(v: f64) -> String {
 
 /// A record judged: its verified timing, or the text a figure shows instead of a number.
 fn judge(r: &Record) -> Result<&Timing, String> {
-    match &r.outcome {
-        Outcome::Failed { stage, .. } => Err(stage_text(*stage).to_string()),
-        Outcome::Ok(t) => {
-            let verified = t.rel_error.is_finite()
-                && t.tolerance.is_finite()
-                && t.rel_error >= 0.0
-                && t.rel_error <= t.tolerance;
-            if !verified {
-                Err(UNVERIFIED.into())
-            } else if !(t.median_ms.is_finite() && t.median_ms > 0.0) {
-                Err(INVALID.into())
-            } else {
-                Ok(t)
-            }
-        }
-    }
+    crate::records::judge(r).map_err(String::from)
 }
 
 /// A record's spread (p10–p90, low and high) only where there is one: several repetitions
@@ -274,59 +214,22 @@ fn real_spread(t: &Timing, spread: Option<(f64, f64)>) -> Option<(f64, f64)> {
     spread.filter(|(lo, hi)| t.reps > 1 && hi > lo)
 }
 
-/// The file to draw from: this machine's if it has the family, else an H100's, else the first;
-/// among those, files with a verified record of the selection come first, so a stale failure
-/// elsewhere never hides a good measurement — but a family that only failed is still shown.
+/// The file to draw from (`records::pick_file`): the one the figure names, else the reader's
+/// GPU, else the H100, else the first; files with a verified record of the selection first.
 fn choose_lab_file<'a>(
     spec: &FigureSpec,
     files: &'a [(PathBuf, ResultsFile)],
     local: Option<&str>,
 ) -> Option<&'a ResultsFile> {
     let want = spec.device.as_ref().and_then(Devices::single);
-    let with: Vec<&ResultsFile> = files
-        .iter()
-        .map(|(_, f)| f)
-        .filter(|f| !select(spec, f).is_empty() && device_matches(f, want))
-        .collect();
-    let good: Vec<&ResultsFile> = with
-        .iter()
-        .copied()
-        .filter(|f| select(spec, f).iter().any(|r| judge(r).is_ok()))
-        .collect();
-    let pool = if good.is_empty() { &with } else { &good };
-    if want.is_some() {
-        return pool.first().copied();
-    }
-    if let Some(l) = local {
-        if let Some(f) = pool.iter().find(|f| f.device.name == l) {
-            return Some(f);
-        }
-    }
-    pool.iter()
-        .find(|f| f.device.name.contains("H100"))
-        .or_else(|| pool.first())
-        .copied()
+    let has = |f: &ResultsFile| !select(spec, f).is_empty();
+    let good = |f: &ResultsFile| select(spec, f).iter().any(|r| judge(r).is_ok());
+    crate::records::pick_file(files, local, want, &has, &good)
 }
 
-/// The records of the figure's family that its `where:` and `variants:` keep, in order: the
-/// `variants:` order when given, else by rung (stable, so the lab's order breaks ties).
+/// The records of the figure's family that its `where:` and `variants:` keep, in order.
 fn select<'a>(spec: &FigureSpec, file: &'a ResultsFile) -> Vec<&'a Record> {
-    let mut v: Vec<&Record> = file
-        .records
-        .iter()
-        .filter(|r| r.family == spec.bench)
-        .filter(|r| {
-            spec.filter
-                .as_ref()
-                .is_none_or(|w| w.iter().all(|(k, want)| r.params.get(k) == Some(want)))
-        })
-        .filter(|r| spec.variants.as_ref().is_none_or(|vs| vs.contains(&r.variant)))
-        .collect();
-    match &spec.variants {
-        Some(vs) => v.sort_by_key(|r| vs.iter().position(|x| *x == r.variant)),
-        None => v.sort_by_key(|r| r.rung),
-    }
-    v
+    crate::records::filtered(file, &spec.bench, spec.filter.as_ref(), spec.variants.as_deref())
 }
 
 /// Params that differ between the selected records (the ones a label must name).
@@ -403,17 +306,16 @@ mod tests {
 
     /// "% of baseline" divides by `lower_is_better`, the marks on axes come from `metric_names`:
     /// they must agree, or a chart would say "↓ lower is better" and compute the ratio the other
-    /// way. Keys where the suffix rule misreads a metric are listed, so a new one fails here.
+    /// way (the suffix rule alone misread `param_bytes_per_rank`, `err_vs_bf16`, `kv_err_vs_bf16`).
     #[test]
     fn better_direction_agrees_with_the_ratio() {
-        const SUFFIX_RULE_MISREADS: &[&str] = &["param_bytes_per_rank", "err_vs_bf16", "kv_err_vs_bf16"];
-        let mut disagree = Vec::new();
+        let mut disagree: Vec<&str> = Vec::new();
         for m in METRICS.iter().filter(|m| m.better != Better::Neither) {
             let lower = Metric::parse(Some(m.key)).lower_is_better();
             if lower != (m.better == Better::Lower) {
                 disagree.push(m.key);
             }
         }
-        assert_eq!(disagree, SUFFIX_RULE_MISREADS, "update metric_names or the list");
+        assert!(disagree.is_empty(), "{disagree:?}");
     }
 }

@@ -97,7 +97,7 @@ fn rows_of(c: &LabCtx, recs: &[&Record], notes: &mut Footnotes) -> (Vec<String>,
     let cols = Columns {
         varying: varying_params(recs),
         base: recs.iter().any(|r| r.baseline),
-        named: !matches!(c.metric, Metric::Time),
+        named: !c.metric.is_time(),
         spread: ok.iter().any(|t| spread_of(t).is_some()),
         time: describe("time").scale(ok.iter().map(|t| t.median_ms).fold(0.0, f64::max)),
         metric: c.metric.words().scale(
