@@ -1,0 +1,296 @@
+//! The layout's plan: seed, embed, draw, label — and when a label finds no room, keep room on
+//! the grid around its station and embed again; when that stops helping, grow the grid.
+//!
+//! Why this loop converges: room kept around a station only grows, and a larger grid only
+//! spreads the map further, so each round either places more labels or gets more space. The
+//! grid starts at a size that holds the book in a landscape rectangle of about 16:9, so the
+//! map fits a wide screen when nothing needs more room.
+
+use super::draw::{draw, Drawn};
+use super::geom::{pt, Pt, Rect};
+use super::grid::embed::{embed, Embedding, Task};
+use super::grid::place::{place, widen, Shape as PlaceShape};
+use super::grid::Grid;
+use super::input::Input;
+use super::label::{shapes, Placed, Scene, Shape};
+use super::seed::Shape as SeedShape;
+use super::topo::Topo;
+use super::{Layout, LineGeom, Region, StationGeom, CELL, MARGIN};
+
+/// Share of the grid's area the stations' footprints may cover at the start.
+const FILL: f64 = 0.5;
+/// Width : height of the grid.
+const ASPECT: f64 = 1.75;
+/// Layouts tried before the map is drawn as it is (the stats then report the overlaps).
+const ATTEMPTS: usize = 12;
+/// Rounds of room made only where it lacked before room is made everywhere.
+const LOCAL_ROUNDS: usize = 6;
+/// Room (grid units) a footprint keeps on each side per line beyond two leaving the station.
+const BUSY: f64 = 0.2;
+/// Room (grid units) a footprint keeps on each side for the lines passing by.
+const PAD: f64 = 0.3;
+
+/// Half extents (grid units) of what a station needs: its marker and its most compact label
+/// beside it, and a little room for lines.
+fn footprint(shapes: &[Shape]) -> [f64; 2] {
+    let best = shapes
+        .iter()
+        .min_by(|a, b| ((a.w + 20.0) * (a.h + 8.0)).total_cmp(&((b.w + 20.0) * (b.h + 8.0))))
+        .copied()
+        .unwrap_or(Shape {
+            w: 0.0,
+            h: 0.0,
+            pref: 0.0,
+        });
+    [
+        (best.w + 19.0) / 2.0 / CELL + PAD,
+        best.h.max(16.0) / 2.0 / CELL + PAD,
+    ]
+}
+
+/// A grid whose area the footprints fill to [`FILL`], in a landscape rectangle.
+fn grid_size(foot: &[[f64; 2]]) -> (usize, usize) {
+    let area: f64 = foot.iter().map(|f| 4.0 * f[0] * f[1]).sum::<f64>() / FILL;
+    let h = (area.max(12.0) / ASPECT).sqrt().ceil().max(3.0);
+    let w = (h * ASPECT).ceil();
+    (w as usize, h as usize)
+}
+
+/// Lay the map out.
+pub fn run(input: &Input) -> Layout {
+    let topo = Topo::build(input, false);
+    let n = input.stations.len();
+    let shapes: Vec<Vec<Shape>> = input.stations.iter().map(|s| shapes(&s.labels)).collect();
+    let width: Vec<usize> = (0..n).map(|s| row_width(topo.chains_at[s].len())).collect();
+    let foot: Vec<[f64; 2]> = (0..n)
+        .map(|s| {
+            let f = footprint(&shapes[s]);
+            let busy = topo.chains_at[s].len().saturating_sub(2) as f64 * BUSY;
+            [f[0] + busy + (width[s] - 1) as f64 / 2.0, f[1] + busy]
+        })
+        .collect();
+    let (mut w, mut h) = grid_size(&foot);
+    let seeds = SeedShape::new(&topo, n, input.start).fit(&foot, w, h);
+    let place_shape = PlaceShape {
+        topo: &topo,
+        input,
+        seeds: &seeds,
+        foot: &foot,
+        width: &width,
+    };
+    let mut pos = place(&Grid::new(w, h), &place_shape);
+    let mut last = None;
+    let mut hard = vec![false; n];
+    for round in 1..=ATTEMPTS {
+        let g = Grid::new(w, h);
+        let nodes: Vec<Vec<usize>> = (0..n)
+            .map(|s| {
+                (0..width[s] as i32)
+                    .filter_map(|i| g.node(pos[s].0 + i, pos[s].1))
+                    .collect()
+            })
+            .collect();
+        let task = Task {
+            topo: &topo,
+            shapes: &shapes,
+            w,
+            h,
+            cell: CELL,
+            hard: &hard,
+            force: round == ATTEMPTS,
+        };
+        let crowded: Vec<usize> = match embed(&task, input, &nodes) {
+            Err(c) => {
+                let (a, b) = topo.chains[c].ends();
+                vec![a, b]
+            }
+            Ok(emb) => {
+                let drawn = draw(input, &topo, &emb, CELL);
+                match scene(input, &drawn, &emb, w, h).place() {
+                    Ok(labels) => return assemble(input, &drawn, &labels, round, (w, h)),
+                    Err((failed, partial)) => {
+                        let labels: Vec<Placed> = partial
+                            .into_iter()
+                            .enumerate()
+                            .map(|(s, p)| p.unwrap_or_else(|| fallback(&drawn, s)))
+                            .collect();
+                        last = Some(assemble(input, &drawn, &labels, round, (w, h)));
+                        failed
+                    }
+                }
+            }
+        };
+        for &s in &crowded {
+            hard[s] = true;
+        }
+        // Room next to the stations that lacked it; after a few rounds, room everywhere.
+        let at: Vec<(i32, i32)> = if round % LOCAL_ROUNDS == 0 {
+            (0..w.max(h) as i32).map(|i| (i, i)).collect()
+        } else {
+            crowded.iter().map(|&s| pos[s]).collect()
+        };
+        (w, h) = widen(&mut pos, w, h, &at);
+    }
+    last.unwrap_or_else(|| empty(input, ATTEMPTS))
+}
+
+/// Nodes a station with `chains` chains needs in a row, so each has a direction to leave in
+/// and one is left for its label (a row of k nodes has 2k + 6 directions out).
+fn row_width(chains: usize) -> usize {
+    if chains <= 7 {
+        1
+    } else {
+        (chains + 1 - 6).div_ceil(2)
+    }
+}
+
+/// What labels must avoid, and the frame they should stay in.
+fn scene<'a>(input: &Input, d: &'a Drawn, emb: &Embedding, w: usize, h: usize) -> Scene<'a> {
+    let mut segments = Vec::new();
+    for (lead, rest) in &d.lines {
+        for p in [lead, rest] {
+            segments.extend(p.windows(2).map(|s| (s[0], s[1])));
+        }
+    }
+    Scene {
+        segments,
+        markers: &d.markers,
+        labels: input.stations.iter().map(|s| s.labels.clone()).collect(),
+        reserved: emb.labels.clone(),
+        frame: Rect::new(
+            -CELL * 0.6,
+            -CELL * 0.6,
+            (w - 1) as f64 * CELL + CELL * 0.6,
+            (h - 1) as f64 * CELL + CELL * 0.6,
+        ),
+    }
+}
+
+/// A label that found no room: put it right of its marker anyway (the stats will say so).
+fn fallback(d: &Drawn, s: usize) -> Placed {
+    let m = d.markers[s];
+    let r = Rect::new(m.x1 + 3.0, m.y0, m.x1 + 43.0, m.y0 + 15.0);
+    Placed {
+        variant: 0,
+        rect: r,
+        anchor: super::Anchor {
+            x: r.x0,
+            y: r.y0 + super::text::BASELINE,
+            align: super::Align::Start,
+        },
+    }
+}
+
+fn empty(input: &Input, rounds: usize) -> Layout {
+    Layout {
+        width: 2.0 * MARGIN,
+        height: 2.0 * MARGIN,
+        stations: Vec::new(),
+        lines: Vec::new(),
+        areas: input.areas.clone(),
+        regions: Vec::new(),
+        rounds,
+        grid: (0, 0),
+    }
+}
+
+/// The final geometry, moved so the drawing starts at the margin.
+fn assemble(input: &Input, d: &Drawn, labels: &[Placed], rounds: usize, grid: (usize, usize)) -> Layout {
+    let mut bb: Option<Rect> = None;
+    let mut add = |r: Rect| bb = Some(bb.map_or(r, |b| b.union(&r)));
+    d.markers.iter().for_each(|m| add(*m));
+    labels.iter().for_each(|l| add(l.rect));
+    for (lead, rest) in &d.lines {
+        for p in lead.iter().chain(rest) {
+            add(Rect::new(p.x, p.y, p.x, p.y).inflate(super::LINE_W / 2.0));
+        }
+    }
+    let Some(bb) = bb else {
+        return empty(input, rounds);
+    };
+    let (dx, dy) = ((MARGIN - bb.x0).round(), (MARGIN - bb.y0).round());
+    let mv = |r: Rect| Rect::new(r.x0 + dx, r.y0 + dy, r.x1 + dx, r.y1 + dy);
+    let mp = |p: &Pt| pt(p.x + dx, p.y + dy);
+    let stations = input
+        .stations
+        .iter()
+        .enumerate()
+        .map(|(s, st)| {
+            let l = &labels[s];
+            StationGeom {
+                id: st.id.clone(),
+                title: st.title.clone(),
+                label: st.labels.get(l.variant).cloned().unwrap_or_default(),
+                marker: mv(d.markers[s]),
+                lines: d.station_lines[s].clone(),
+                label_box: mv(l.rect),
+                anchor: super::Anchor {
+                    x: l.anchor.x + dx,
+                    y: l.anchor.y + dy,
+                    align: l.anchor.align,
+                },
+                start: input.start == Some(s),
+                area: st.area.0.clone(),
+            }
+        })
+        .collect::<Vec<_>>();
+    let regions = regions(input, &stations);
+    let lines = input
+        .lines
+        .iter()
+        .zip(&d.lines)
+        .map(|(l, (lead, rest))| LineGeom {
+            id: l.id.clone(),
+            title: l.title.clone(),
+            color: l.color.clone(),
+            lead: lead.iter().map(mp).collect(),
+            points: rest.iter().map(mp).collect(),
+            stations: l.stops.len(),
+            area: l.area,
+        })
+        .collect();
+    Layout {
+        width: (bb.x1 - bb.x0 + 2.0 * MARGIN).ceil(),
+        height: (bb.y1 - bb.y0 + 2.0 * MARGIN).ceil(),
+        stations,
+        lines,
+        areas: input.areas.clone(),
+        regions,
+        rounds,
+        grid,
+    }
+}
+
+/// The map's areas: per area key, the box of its stations and their middle.
+fn regions(input: &Input, stations: &[StationGeom]) -> Vec<Region> {
+    let mut out: Vec<Region> = Vec::new();
+    for (st, s) in input.stations.iter().zip(stations) {
+        let (key, title) = &st.area;
+        let c = pt(
+            (s.marker.x0 + s.marker.x1) / 2.0,
+            (s.marker.y0 + s.marker.y1) / 2.0,
+        );
+        let b = s.marker.union(&s.label_box);
+        match out.iter_mut().find(|r| &r.key == key) {
+            Some(r) => {
+                r.bbox = r.bbox.union(&b);
+                r.center = pt(r.center.x + c.x, r.center.y + c.y);
+                r.stations += 1;
+            }
+            None => out.push(Region {
+                key: key.clone(),
+                title: title.clone(),
+                bbox: b,
+                center: c,
+                stations: 1,
+            }),
+        }
+    }
+    for r in &mut out {
+        r.center = pt(
+            (r.center.x / r.stations as f64).round(),
+            (r.center.y / r.stations as f64).round(),
+        );
+    }
+    out
+}
