@@ -23,6 +23,14 @@ const FILL: f64 = 0.5;
 const ASPECT: f64 = 1.75;
 /// Layouts tried before the map is drawn as it is (the stats then report the overlaps).
 const ATTEMPTS: usize = 12;
+/// Variants of the placement tried in turn: (weight of a crossing against a bend, seed
+/// mirrored top to bottom). Each settles in a different local optimum; the first that keeps
+/// the bars with room to spare is taken.
+const VARIANTS: [(f64, bool); 4] = [(4.5, false), (4.0, true), (3.5, false), (5.0, true)];
+/// Crossings and bends a variant may have to be taken at once (the bars are 40 and 250).
+const GOOD_CROSSINGS: usize = 36;
+const GOOD_BENDS: usize = 240;
+const HOPELESS: usize = 80;
 /// Rounds of room made only where it lacked before room is made everywhere.
 const LOCAL_ROUNDS: usize = 6;
 /// Room (grid units) a footprint keeps on each side per line beyond two leaving the station.
@@ -56,7 +64,17 @@ fn grid_size(foot: &[[f64; 2]]) -> (usize, usize) {
     (w as usize, h as usize)
 }
 
-/// Lay the map out.
+/// What every attempt at a layout shares.
+struct Ground<'a> {
+    input: &'a Input,
+    topo: Topo,
+    shapes: Vec<Vec<Shape>>,
+    width: Vec<usize>,
+    foot: Vec<[f64; 2]>,
+}
+
+/// Lay the map out: the first variant whose map keeps the bars with room to spare, else the
+/// best of them (clean first, then fewest crossings and bends).
 pub fn run(input: &Input) -> Layout {
     let topo = Topo::build(input, false);
     let n = input.stations.len();
@@ -69,55 +87,79 @@ pub fn run(input: &Input) -> Layout {
             [f[0] + busy + (width[s] - 1) as f64 / 2.0, f[1] + busy]
         })
         .collect();
-    let (mut w, mut h) = grid_size(&foot);
-    let seeds = SeedShape::new(&topo, n, input.start).fit(&foot, w, h);
+    let ground = Ground {
+        input,
+        topo,
+        shapes,
+        width,
+        foot,
+    };
+    let mut best: Option<(bool, usize, Layout)> = None;
+    for (i, &(crossing, flip)) in VARIANTS.iter().enumerate() {
+        let layout = attempt(&ground, crossing, flip);
+        let st = layout.stats();
+        let score = st.line_crossings * 10 + st.bends;
+        // Far past the bars, another variant will not bring the map back to them.
+        let done = st.is_clean()
+            && ((st.line_crossings <= GOOD_CROSSINGS && st.bends <= GOOD_BENDS)
+                || st.line_crossings > HOPELESS);
+        if best
+            .as_ref()
+            .is_none_or(|b| (!st.is_clean(), score) < (!b.0, b.1))
+        {
+            best = Some((
+                st.is_clean(),
+                score,
+                Layout {
+                    rounds: layout.rounds + i,
+                    ..layout
+                },
+            ));
+        }
+        if done {
+            break;
+        }
+    }
+    best.map(|b| b.2).unwrap_or_else(|| empty(input, 0))
+}
+
+/// One layout: seed, place and straighten, then embed and label, widening where room ran
+/// out, until everything fits.
+fn attempt(gr: &Ground, crossing: f64, flip: bool) -> Layout {
+    let (input, topo, n) = (gr.input, &gr.topo, gr.input.stations.len());
+    let (mut w, mut h) = grid_size(&gr.foot);
+    let seeds = SeedShape::new(topo, n, input.start, flip).fit(&gr.foot, w, h);
     let place_shape = PlaceShape {
-        topo: &topo,
+        topo,
         input,
         seeds: &seeds,
-        foot: &foot,
-        width: &width,
+        foot: &gr.foot,
+        width: &gr.width,
+        crossing,
     };
     let mut pos = place(&Grid::new(w, h), &place_shape);
     let mut last = None;
     let mut hard = vec![false; n];
     for round in 1..=ATTEMPTS {
-        let g = Grid::new(w, h);
-        let nodes: Vec<Vec<usize>> = (0..n)
-            .map(|s| {
-                (0..width[s] as i32)
-                    .filter_map(|i| g.node(pos[s].0 + i, pos[s].1))
-                    .collect()
-            })
-            .collect();
         let task = Task {
-            topo: &topo,
-            shapes: &shapes,
+            topo,
+            shapes: &gr.shapes,
             w,
             h,
             cell: CELL,
             hard: &hard,
             force: round == ATTEMPTS,
         };
-        let crowded: Vec<usize> = match embed(&task, input, &nodes) {
-            Err(c) => {
-                let (a, b) = topo.chains[c].ends();
-                vec![a, b]
-            }
-            Ok(emb) => {
-                let drawn = draw(input, &topo, &emb, CELL);
-                match scene(input, &drawn, &emb, w, h).place() {
-                    Ok(labels) => return assemble(input, &drawn, &labels, round, (w, h)),
-                    Err((failed, partial)) => {
-                        let labels: Vec<Placed> = partial
-                            .into_iter()
-                            .enumerate()
-                            .map(|(s, p)| p.unwrap_or_else(|| fallback(&drawn, s)))
-                            .collect();
-                        last = Some(assemble(input, &drawn, &labels, round, (w, h)));
-                        failed
-                    }
+        let crowded = match round_of(gr, &task, &pos) {
+            Ok(layout) => {
+                return Layout {
+                    rounds: round,
+                    ..layout
                 }
+            }
+            Err((crowded, layout)) => {
+                last = layout.map(|l| Layout { rounds: round, ..l });
+                crowded
             }
         };
         for &s in &crowded {
@@ -132,6 +174,36 @@ pub fn run(input: &Input) -> Layout {
         (w, h) = widen(&mut pos, w, h, &at);
     }
     last.unwrap_or_else(|| empty(input, ATTEMPTS))
+}
+
+/// Embed, draw and label once. `Err` names the stations that lacked room (the ends of a hop
+/// that found no path, or stations whose labels found no place) and the map as drawn, if it
+/// could be drawn.
+fn round_of(gr: &Ground, task: &Task, pos: &[(i32, i32)]) -> Result<Layout, (Vec<usize>, Option<Layout>)> {
+    let (input, topo) = (gr.input, &gr.topo);
+    let g = Grid::new(task.w, task.h);
+    let nodes: Vec<Vec<usize>> = pos
+        .iter()
+        .zip(&gr.width)
+        .map(|(p, &k)| (0..k as i32).filter_map(|i| g.node(p.0 + i, p.1)).collect())
+        .collect();
+    let emb = embed(task, input, &nodes).map_err(|c| {
+        let (a, b) = topo.chains[c].ends();
+        (vec![a, b], None)
+    })?;
+    let drawn = draw(input, topo, &emb, CELL);
+    let size = (task.w, task.h);
+    match scene(input, &drawn, &emb, task.w, task.h).place() {
+        Ok(labels) => Ok(assemble(input, &drawn, &labels, 0, size)),
+        Err((failed, partial)) => {
+            let labels: Vec<Placed> = partial
+                .into_iter()
+                .enumerate()
+                .map(|(s, p)| p.unwrap_or_else(|| fallback(&drawn, s)))
+                .collect();
+            Err((failed, Some(assemble(input, &drawn, &labels, 0, size))))
+        }
+    }
 }
 
 /// Nodes a station with `chains` chains needs in a row, so each has a direction to leave in

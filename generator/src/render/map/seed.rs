@@ -221,13 +221,17 @@ fn remove_overlaps(x: &mut [[f64; 2]], foot: &[[f64; 2]], w: f64, h: f64) {
 pub struct Shape(Vec<[f64; 2]>);
 
 impl Shape {
-    pub fn new(topo: &Topo, n: usize, start: Option<usize>) -> Shape {
+    /// `flip` mirrors the shape top to bottom (another start for the placement's search).
+    pub fn new(topo: &Topo, n: usize, start: Option<usize>, flip: bool) -> Shape {
         if n == 0 {
             return Shape(Vec::new());
         }
         let d = distances(topo, n);
         let mut x = stress(&d, classical_mds(&d));
         orient(&mut x, start);
+        if flip {
+            x.iter_mut().for_each(|p| p[1] = -p[1]);
+        }
         Shape(x)
     }
 

@@ -16,6 +16,8 @@ use crate::render::map::topo::Topo;
 
 /// Margins (nodes) around the box of a hop's stations its path is first kept inside.
 const CORRIDORS: [i32; 3] = [1, 3, 1 << 20];
+/// Rounds of rerouting hops that cross others.
+const UNTANGLE_ROUNDS: usize = 3;
 /// A port taken inside a long interchange.
 const INSIDE: u32 = u32::MAX - 1;
 
@@ -50,6 +52,8 @@ pub struct Task<'a> {
 
 struct Embedder<'a> {
     topo: &'a Topo,
+    /// Per chain: what its path cost in the search.
+    costs: Vec<u32>,
     hard: &'a [bool],
     /// Per station, per chain at it (in `topo.chains_at` order): its port.
     ports: Vec<Vec<Option<Port>>>,
@@ -73,6 +77,7 @@ pub fn embed(
     let ports = assign(&grid, topo, input, nodes);
     let mut em = Embedder {
         topo,
+        costs: vec![u32::MAX; topo.chains.len()],
         hard: t.hard,
         ports,
         shapes: t.shapes,
@@ -108,6 +113,7 @@ pub fn embed(
             em.e.spots[c] = vec![0, 1];
         }
     }
+    em.untangle();
     em.e.labels = em.room.labels;
     Ok(em.e)
 }
@@ -325,6 +331,39 @@ impl Embedder<'_> {
         found.ok_or(c)
     }
 
+    /// Rip up and reroute: each hop that crosses others is searched again with everything
+    /// else in place, and keeps the new path if it costs less (fewer crossings, bends, steps).
+    fn untangle(&mut self) {
+        for _ in 0..UNTANGLE_ROUNDS {
+            let mut better = false;
+            for c in self.order() {
+                let lines = self.topo.chains[c].lines.len();
+                let old = std::mem::take(&mut self.e.paths[c]);
+                if old.len() < 2 || self.e.grid.crossings(&old, lines) == 0 {
+                    self.e.paths[c] = old;
+                    continue;
+                }
+                self.e.grid.release(&old, lines);
+                match self.search_for(c) {
+                    Ok((path, cost)) if cost < self.costs[c] => {
+                        self.e.grid.take(&path, c, lines);
+                        self.e.spots[c] = vec![0, path.len() - 1];
+                        self.e.paths[c] = path;
+                        self.costs[c] = cost;
+                        better = true;
+                    }
+                    _ => {
+                        self.e.grid.take(&old, c, lines);
+                        self.e.paths[c] = old;
+                    }
+                }
+            }
+            if !better {
+                break;
+            }
+        }
+    }
+
     /// Record chain `c`'s path.
     fn commit(&mut self, c: usize, (path, cost): (Vec<usize>, u32)) -> Result<(), usize> {
         let lines = self.topo.chains[c].lines.len();
@@ -338,6 +377,7 @@ impl Embedder<'_> {
         });
         self.e.paths[c] = path;
         self.e.cost += cost as u64;
+        self.costs[c] = cost;
         self.label(&[], area.map(|a| a.inflate(2.0 * self.room.cell)));
         Ok(())
     }

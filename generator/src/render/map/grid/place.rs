@@ -23,7 +23,6 @@ const TURN: [f64; 5] = [0.0, 0.45, 0.8, 1.4, 2.0];
 const COLLIDE: f64 = 6.0;
 const DRIFT: f64 = 0.03;
 const LENGTH: f64 = 0.04;
-const CROSSING: f64 = 2.5;
 /// Bucket size (nodes) of the spatial indexes, and the slack for stations moving in a round.
 const BUCKET: f64 = 4.0;
 const SLACK: f64 = 2.0 * REACH as f64;
@@ -37,6 +36,8 @@ pub struct Shape<'a> {
     pub foot: &'a [[f64; 2]],
     /// Nodes each station takes in a row.
     pub width: &'a [usize],
+    /// Weight of two hops crossing (per pair of lines), against a bend.
+    pub crossing: f64,
 }
 
 /// Octilinear direction of a step, if it is one.
@@ -94,8 +95,15 @@ impl State<'_> {
         }
     }
 
-    /// Everything in the objective that involves station `s` at `p`.
+    /// Everything in the objective that involves station `s` at `p` (neighbours found through
+    /// the indexes, which may lag a round behind).
     fn score(&self, s: usize, p: (i32, i32)) -> f64 {
+        self.score_with(s, p, false)
+    }
+
+    /// The objective's terms for `s` at `p`; `exact` looks at every hop and station rather than
+    /// the indexes (for moves that jump farther than the indexes' slack).
+    fn score_with(&self, s: usize, p: (i32, i32), exact: bool) -> f64 {
         let sh = self.sh;
         let me = self.center(s, p);
         let seed = sh.seeds[s];
@@ -109,16 +117,21 @@ impl State<'_> {
             }
             total += LENGTH * (dx.abs().max(dy.abs()) - 2.0).powi(2);
             let bb = Rect::new(a[0], a[1], b[0], b[1]);
-            self.edges.each(&bb, |f| {
+            let mut each_edge = |f: usize| {
                 let fd = &sh.topo.edges[f];
                 if [fd.a, fd.b].iter().any(|x| *x == ed.a || *x == ed.b) {
                     return;
                 }
                 let (c, d) = (self.at(s, fd.a, p), self.at(s, fd.b, p));
                 if segments_cross(pt(a[0], a[1]), pt(b[0], b[1]), pt(c[0], c[1]), pt(d[0], d[1])) {
-                    total += CROSSING;
+                    total += sh.crossing * (ed.lines.len() * fd.lines.len()) as f64;
                 }
-            });
+            };
+            if exact {
+                (0..sh.topo.edges.len()).for_each(&mut each_edge);
+            } else {
+                self.edges.each(&bb, each_edge);
+            }
         }
         for t in &self.triples[s] {
             let (a, b, d) = (self.at(s, t[0], p), self.at(s, t[1], p), self.at(s, t[2], p));
@@ -134,7 +147,7 @@ impl State<'_> {
             reach.x1 + f[0] + self.max_foot[0] + SLACK,
             reach.y1 + f[1] + self.max_foot[1] + SLACK,
         );
-        self.near.each(&reach, |t| {
+        let mut each_station = |t: usize| {
             if t == s {
                 return;
             }
@@ -144,7 +157,12 @@ impl State<'_> {
             if ox > 0.0 && oy > 0.0 {
                 total += COLLIDE * ox.min(1.0) * oy.min(1.0);
             }
-        });
+        };
+        if exact {
+            (0..self.pos.len()).for_each(&mut each_station);
+        } else {
+            self.near.each(&reach, each_station);
+        }
         total
     }
 }
@@ -270,11 +288,71 @@ pub fn place(g: &Grid, sh: &Shape) -> Vec<(i32, i32)> {
                 improved = true;
             }
         }
-        if !improved {
+        if !improved && !swap_crossed(&mut st, g, &mut taken, &busy) {
             break;
         }
     }
     st.pos
+}
+
+/// Where two hops cross, try swapping an end of one with an end of the other; keep a swap
+/// that lowers the objective. (A crossing often comes from two stations each on the other's
+/// side, further apart than single steps can mend.)
+fn swap_crossed(st: &mut State, g: &Grid, taken: &mut [Option<usize>], busy: &[bool]) -> bool {
+    let es = &st.sh.topo.edges;
+    let c = |st: &State, s: usize| {
+        let v = st.center(s, st.pos[s]);
+        pt(v[0], v[1])
+    };
+    let mut pairs = Vec::new();
+    for i in 0..es.len() {
+        for j in i + 1..es.len() {
+            let (e, f) = (&es[i], &es[j]);
+            if [f.a, f.b].iter().any(|x| *x == e.a || *x == e.b) {
+                continue;
+            }
+            if segments_cross(c(st, e.a), c(st, e.b), c(st, f.a), c(st, f.b)) {
+                pairs.push((i, j));
+            }
+        }
+    }
+    let mut improved = false;
+    for (i, j) in pairs {
+        let (e, f) = (es[i].clone(), es[j].clone());
+        for (s, t) in [(e.a, f.a), (e.a, f.b), (e.b, f.a), (e.b, f.b)] {
+            if st.sh.width[s] != 1 || st.sh.width[t] != 1 {
+                continue;
+            }
+            let (ps, pt_) = (st.pos[s], st.pos[t]);
+            let before = st.score_with(s, ps, true) + st.score_with(t, pt_, true);
+            mark(g, taken, s, 1, ps, false);
+            mark(g, taken, t, 1, pt_, false);
+            let ok = fits(g, taken, busy, s, 1, pt_) && {
+                mark(g, taken, s, 1, pt_, true);
+                fits(g, taken, busy, t, 1, ps)
+            };
+            mark(g, taken, s, 1, pt_, false);
+            st.pos[s] = pt_;
+            st.pos[t] = ps;
+            let after = if ok {
+                st.score_with(s, pt_, true) + st.score_with(t, ps, true)
+            } else {
+                f64::INFINITY
+            };
+            if after < before - 1e-9 {
+                improved = true;
+            } else {
+                st.pos[s] = ps;
+                st.pos[t] = pt_;
+            }
+            mark(g, taken, s, 1, st.pos[s], true);
+            mark(g, taken, t, 1, st.pos[t], true);
+            if after < before - 1e-9 {
+                break;
+            }
+        }
+    }
+    improved
 }
 
 /// Make room next to the stations at `at`: an empty column right of each and an empty row
