@@ -55,7 +55,17 @@
       apply();
     }
     function zoomMid(f) { zoomAt(f, port.clientWidth / 2, port.clientHeight / 2); }
-    function fit() { s = fitScale(); touched = false; apply(); }
+    function fit() { s = fitScale(); touched = false; markArea(null); apply(); }
+    // A tall, narrow window (a phone) starts closer in: the whole map would be a thin strip.
+    function start() {
+      fit();
+      const pw = room(), ph = port.clientHeight;
+      if (ph > pw * 1.2) {
+        s = clampScale(Math.min(ph / H, 2 * pw / W));
+        tx = (pw - W * s) / 2;
+        apply();
+      }
+    }
     // Show a box (drawing coordinates) whole, at least at `least` scale, centred.
     function show(x, y, w, h, least) {
       const pw = room(), ph = port.clientHeight;
@@ -67,7 +77,9 @@
     }
 
     // ---- Overview by area: names that open their area at a readable size ----
-    svg.querySelectorAll(".hdlc-region").forEach(function (r) {
+    const regions = Array.prototype.slice.call(svg.querySelectorAll(".hdlc-region"));
+    regions.sort(function (a, b) { return b.getAttribute("data-n") - a.getAttribute("data-n"); });
+    regions.forEach(function (r) {
       const b = document.createElement("button");
       b.type = "button";
       b.className = "hdlc-mapchip";
@@ -75,16 +87,40 @@
       b.setAttribute("data-area", r.getAttribute("data-area"));
       b.setAttribute("data-cx", r.getAttribute("data-cx"));
       b.setAttribute("data-cy", r.getAttribute("data-cy"));
-      b.addEventListener("click", function () {
-        const g = ["x", "y", "width", "height"].map(function (k) { return parseFloat(r.getAttribute(k)); });
-        show(g[0], g[1], g[2], g[3], READABLE / FONT);
-      });
+      b.addEventListener("click", function () { openArea(r); });
       chips.appendChild(b);
     });
+    // An area opens at a size its names can be read at, around its middle, its stations marked
+    // (an area may be wider than the window: the marks show where to pan).
+    function openArea(r) {
+      const g = ["x", "y", "width", "height"].map(function (k) { return parseFloat(r.getAttribute(k)); });
+      const cx = parseFloat(r.getAttribute("data-cx")), cy = parseFloat(r.getAttribute("data-cy"));
+      const w = Math.min(g[2], 2 * Math.min(cx - g[0], g[0] + g[2] - cx) + 80);
+      const h = Math.min(g[3], 2 * Math.min(cy - g[1], g[1] + g[3] - cy) + 80);
+      show(cx - w / 2, cy - h / 2, w, h, READABLE / FONT);
+      markArea(r.getAttribute("data-area"));
+    }
+    function markArea(key) {
+      svg.classList.toggle("hdlc-area-focus", !!key);
+      svg.querySelectorAll(".hdlc-stop").forEach(function (a) {
+        a.classList.toggle("hdlc-in-area", !!key && a.getAttribute("data-area") === key);
+      });
+      view.setAttribute("data-area", key || "");
+    }
+    // Area names where their areas are; one that would cover another (on a small screen) waits
+    // until the map is zoomed in far enough for both.
     function placeChips() {
+      if (!port.classList.contains("hdlc-far")) return;
+      const placed = [];
       chips.querySelectorAll(".hdlc-mapchip").forEach(function (c) {
         c.style.left = (tx + parseFloat(c.getAttribute("data-cx")) * s) + "px";
         c.style.top = (ty + parseFloat(c.getAttribute("data-cy")) * s) + "px";
+        c.style.visibility = "";
+        const r = c.getBoundingClientRect();
+        const hit = placed.some(function (q) {
+          return r.left < q.right + 4 && q.left < r.right + 4 && r.top < q.bottom + 2 && q.top < r.bottom + 2;
+        });
+        if (hit) c.style.visibility = "hidden"; else placed.push(r);
       });
     }
 
@@ -238,6 +274,7 @@
       else if (k === "ArrowDown") { ty -= step; touched = true; apply(); }
       else return;
       e.preventDefault();
+      e.stopPropagation(); // mdBook's arrows would turn the page
     });
     const pointers = new Map();
     let gesture = null, dragged = false;
@@ -282,8 +319,8 @@
       if (dragged) { e.preventDefault(); e.stopPropagation(); dragged = false; }
     }, true);
 
-    window.addEventListener("resize", function () { if (!touched) fit(); else apply(); });
-    fit();
+    window.addEventListener("resize", function () { if (!touched) start(); else apply(); });
+    start();
     if (full) fromHash();
   }
 

@@ -2,14 +2,14 @@
 //! station's marker.
 //!
 //! A chain that several lines share is drawn as parallel strands, one pitch apart, offset from
-//! its path with mitred corners, so a bundle stays a bundle through its bends. At a hub the
+//! its path with mitred corners, so a bundle stays a bundle through its bends. At a station the
 //! strands of different chains meet under the station's marker, which is drawn large enough to
 //! cover every strand end: a line changing strands there is hidden under the marker, as on a
 //! printed map.
 
 use super::geom::{offset_polyline, pt, simplify, Pt, Rect};
 use super::grid::embed::Embedding;
-use super::input::Input;
+use super::input::{Input, LineIn};
 use super::topo::Topo;
 use super::PITCH;
 use std::collections::BTreeMap;
@@ -27,13 +27,12 @@ pub struct Drawn {
     pub station_lines: Vec<Vec<usize>>,
 }
 
-/// Where each station pair lies: (chain, index of the pair's first station in the chain).
-fn edge_chains(topo: &Topo) -> BTreeMap<(usize, usize), (usize, usize)> {
+/// The hop (chain) joining each station pair.
+fn edge_chains(topo: &Topo) -> BTreeMap<(usize, usize), usize> {
     let mut out = BTreeMap::new();
     for (c, ch) in topo.chains.iter().enumerate() {
-        for (k, w) in ch.stations.windows(2).enumerate() {
-            out.insert((w[0].min(w[1]), w[0].max(w[1])), (c, k));
-        }
+        let (a, b) = ch.ends();
+        out.insert((a.min(b), a.max(b)), c);
     }
     out
 }
@@ -42,7 +41,7 @@ struct Ctx<'a> {
     topo: &'a Topo,
     emb: &'a Embedding,
     pitch: f64,
-    chains: BTreeMap<(usize, usize), (usize, usize)>,
+    chains: BTreeMap<(usize, usize), usize>,
 }
 
 impl Ctx<'_> {
@@ -53,19 +52,15 @@ impl Ctx<'_> {
 
     /// The strand of line `l` from station `s` to station `t` (consecutive on the line).
     fn hop(&self, l: usize, s: usize, t: usize) -> Vec<Pt> {
-        let Some(&(c, k)) = self.chains.get(&(s.min(t), s.max(t))) else {
+        let Some(&c) = self.chains.get(&(s.min(t), s.max(t))) else {
             return Vec::new();
         };
         let ch = &self.topo.chains[c];
-        if self.emb.paths[c].is_empty() {
-            return Vec::new();
-        }
-        let (i0, i1) = (self.emb.spots[c][k], self.emb.spots[c][k + 1]);
-        let mut pts: Vec<Pt> = self.emb.paths[c][i0..=i1].iter().map(|&v| self.at(v)).collect();
+        let mut pts: Vec<Pt> = self.emb.paths[c].iter().map(|&v| self.at(v)).collect();
         let n = ch.lines.len();
         let idx = ch.lines.iter().position(|&x| x == l).unwrap_or(0);
         let mut off = (idx as f64 - (n as f64 - 1.0) / 2.0) * PITCH;
-        if ch.stations[k] != s {
+        if ch.stations[0] != s {
             pts.reverse();
             off = -off;
         }
@@ -78,24 +73,14 @@ impl Ctx<'_> {
     }
 }
 
-/// Draw every line and marker.
-pub fn draw(input: &Input, topo: &Topo, emb: &Embedding, pitch: f64) -> Drawn {
-    let cx = Ctx {
-        topo,
-        emb,
-        pitch,
-        chains: edge_chains(topo),
-    };
-    let n = input.stations.len();
-    let mut ends: Vec<Vec<Pt>> = vec![Vec::new(); n];
-    let mut station_lines: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut lines = Vec::new();
-    for (li, l) in input.lines.iter().enumerate() {
+impl Ctx<'_> {
+    /// Line `li`'s dashed lead-in and the rest; the ends of every hop are noted in `ends`.
+    /// Each hop is simplified on its own, so a vertex stays at every station: where a line
+    /// changes strands under a marker, that short piece stays hidden under it.
+    fn line(&self, li: usize, l: &LineIn, ends: &mut [Vec<Pt>]) -> (Vec<Pt>, Vec<Pt>) {
         let (mut lead, mut rest): (Vec<Pt>, Vec<Pt>) = (Vec::new(), Vec::new());
-        // Each hop simplified on its own, so a vertex stays at every station: where a line
-        // changes strands under a marker, that short piece stays hidden under it.
         for (k, w) in l.stops.windows(2).enumerate() {
-            let h = simplify(&cx.hop(li, w[0], w[1]));
+            let h = simplify(&self.hop(li, w[0], w[1]));
             if let (Some(&a), Some(&b)) = (h.first(), h.last()) {
                 ends[w[0]].push(a);
                 ends[w[1]].push(b);
@@ -117,44 +102,48 @@ pub fn draw(input: &Input, topo: &Topo, emb: &Embedding, pitch: f64) -> Drawn {
                 }
             }
         }
+        (lead, rest)
+    }
+
+    /// A station's marker: around its nodes and every strand end there, an interchange larger.
+    fn marker(&self, s: usize, lines: usize, ends: &[Pt]) -> Rect {
+        let r = if lines > 1 { INTERCHANGE_R } else { STOP_R };
+        let nodes = &self.emb.nodes[s];
+        let mut b: Option<Rect> = None;
+        for p in nodes.iter().map(|&v| self.at(v)).chain(ends.iter().copied()) {
+            let q = Rect::new(p.x, p.y, p.x, p.y);
+            b = Some(b.map_or(q, |b| b.union(&q)));
+        }
+        b.unwrap_or(Rect::new(0.0, 0.0, 0.0, 0.0)).inflate(r)
+    }
+}
+
+/// Draw every line and marker.
+pub fn draw(input: &Input, topo: &Topo, emb: &Embedding, pitch: f64) -> Drawn {
+    let cx = Ctx {
+        topo,
+        emb,
+        pitch,
+        chains: edge_chains(topo),
+    };
+    let n = input.stations.len();
+    let mut ends: Vec<Vec<Pt>> = vec![Vec::new(); n];
+    let mut station_lines: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut lines = Vec::new();
+    for (li, l) in input.lines.iter().enumerate() {
+        lines.push(cx.line(li, l, &mut ends));
         for &s in &l.stops {
             if !station_lines[s].contains(&li) {
                 station_lines[s].push(li);
             }
         }
-        lines.push((lead, rest));
     }
-    let centers: Vec<Pt> = (0..n)
-        .map(|s| {
-            let nodes = &emb.nodes[s];
-            if nodes.is_empty() {
-                return pt(0.0, 0.0);
-            }
-            let (a, b) = (cx.at(nodes[0]), cx.at(*nodes.last().expect("non-empty")));
-            pt((a.x + b.x) / 2.0, (a.y + b.y) / 2.0)
-        })
-        .collect();
-    let markers = (0..n)
-        .map(|s| {
-            let r = if station_lines[s].len() > 1 {
-                INTERCHANGE_R
-            } else {
-                STOP_R
-            };
-            let mut b = Rect::new(centers[s].x, centers[s].y, centers[s].x, centers[s].y);
-            for &v in &emb.nodes[s] {
-                let p = cx.at(v);
-                b = b.union(&Rect::new(p.x, p.y, p.x, p.y));
-            }
-            for p in &ends[s] {
-                b = b.union(&Rect::new(p.x, p.y, p.x, p.y));
-            }
-            b.inflate(r)
-        })
-        .collect();
     for sl in &mut station_lines {
         sl.sort();
     }
+    let markers = (0..n)
+        .map(|s| cx.marker(s, station_lines[s].len(), &ends[s]))
+        .collect();
     Drawn {
         lines,
         markers,

@@ -52,39 +52,14 @@ pub struct Input {
 
 impl Input {
     pub fn from_book(book: &Book) -> Input {
-        let mut index: BTreeMap<&str, usize> = BTreeMap::new();
-        let mut stations = Vec::new();
-        let mut folder = Vec::new();
-        for c in &book.cards {
-            if index.contains_key(c.id.as_str()) {
-                continue;
-            }
-            index.insert(&c.id, stations.len());
-            let f = areas::folder_of(&c.file);
-            stations.push(StationIn {
-                id: c.id.clone(),
-                title: c.title.clone(),
-                labels: Vec::new(),
-                area: {
-                    let (key, title, _) = areas::family(&f);
-                    (key, title)
-                },
-            });
-            folder.push(f);
-        }
-        let shorts = super::text::short_names(stations.iter().map(|s| s.title.as_str()));
-        for (s, short) in stations.iter_mut().zip(shorts) {
-            s.labels = label_variants(&short);
-        }
+        let (stations, folder, index) = stations(book);
         let mut lines = Vec::new();
         let mut line_of_path = vec![None; book.paths.len()];
         for (pi, p) in book.paths.iter().enumerate() {
             let mut stops: Vec<usize> = Vec::new();
-            for s in &p.stations {
-                if let Some(&i) = index.get(s.as_str()) {
-                    if stops.last() != Some(&i) {
-                        stops.push(i);
-                    }
+            for i in p.stations.iter().filter_map(|s| index.get(s.as_str()).copied()) {
+                if stops.last() != Some(&i) {
+                    stops.push(i);
                 }
             }
             if stops.is_empty() {
@@ -100,14 +75,12 @@ impl Input {
                 area: 0,
             });
         }
-        let reading: Vec<usize> = crate::render::reading_order(book)
-            .into_iter()
-            .filter_map(|pi| line_of_path[pi])
-            .collect();
-        let starts: Vec<usize> = crate::render::reading_order(book)
-            .into_iter()
-            .filter(|&pi| book.paths[pi].start.is_some())
-            .filter_map(|pi| line_of_path[pi])
+        let order = crate::render::reading_order(book);
+        let reading: Vec<usize> = order.iter().filter_map(|&pi| line_of_path[pi]).collect();
+        let starts: Vec<usize> = order
+            .iter()
+            .filter(|&&pi| book.paths[pi].start.is_some())
+            .filter_map(|&pi| line_of_path[pi])
             .collect();
         let mut input = Input {
             stations,
@@ -147,4 +120,31 @@ impl Input {
         }
         self.start = Some(s);
     }
+}
+
+/// The stations (each card once, named for the map), their cards' folders, and where each id is.
+fn stations(book: &Book) -> (Vec<StationIn>, Vec<String>, BTreeMap<&str, usize>) {
+    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut stations = Vec::new();
+    let mut folder = Vec::new();
+    for c in &book.cards {
+        if index.contains_key(c.id.as_str()) {
+            continue;
+        }
+        index.insert(&c.id, stations.len());
+        let f = areas::folder_of(&c.file);
+        let (key, title, _) = areas::family(&f);
+        stations.push(StationIn {
+            id: c.id.clone(),
+            title: c.title.clone(),
+            labels: Vec::new(),
+            area: (key, title),
+        });
+        folder.push(f);
+    }
+    let shorts = super::text::short_names(stations.iter().map(|s| s.title.as_str()));
+    for (s, short) in stations.iter_mut().zip(shorts) {
+        s.labels = label_variants(&short);
+    }
+    (stations, folder, index)
 }

@@ -29,6 +29,9 @@ struct Cand {
     pref: f64,
 }
 
+/// Labels that found no place (the stations) and those placed (per station).
+pub type Unplaced = (Vec<usize>, Vec<Option<Placed>>);
+
 /// What labels must not touch.
 pub struct Scene<'a> {
     pub segments: Vec<(Pt, Pt)>,
@@ -181,68 +184,103 @@ impl Scene<'_> {
     }
 
     /// Place every label. `Err` lists the stations left without a place (the others placed).
-    pub fn place(&self) -> Result<Vec<Placed>, (Vec<usize>, Vec<Option<Placed>>)> {
+    pub fn place(&self) -> Result<Vec<Placed>, Unplaced> {
         let n = self.labels.len();
         let area = self
             .markers
             .iter()
             .fold(self.frame, |a, m| a.union(m))
             .inflate(400.0);
-        let cands = self.candidates(area);
-        let mut index = Buckets::new(area, 64.0);
-        for (i, c) in cands.iter().enumerate() {
-            index.insert(&c.rect.inflate(CLEAR), i);
-        }
-        let mut alive = vec![true; cands.len()];
-        let mut count = vec![0usize; n];
-        let mut of: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (i, c) in cands.iter().enumerate() {
-            count[c.station] += 1;
-            of[c.station].push(i);
-        }
+        let mut gr = Greedy::new(self.candidates(area), n, area);
         let mut result: Vec<Option<Placed>> = vec![None; n];
         let mut failed = Vec::new();
-        let mut waiting: Vec<bool> = vec![true; n];
-        let conflicts = |i: usize, j: usize| {
-            cands[i].station != cands[j].station && cands[i].rect.inflate(CLEAR).overlaps(&cands[j].rect)
-        };
-        for _ in 0..n {
-            let Some(s) = (0..n).filter(|&s| waiting[s]).min_by_key(|&s| (count[s], s)) else {
-                break;
-            };
-            waiting[s] = false;
-            let best = of[s].iter().filter(|&&i| alive[i]).min_by(|&&a, &&b| {
-                let cost = |i: usize| {
-                    let mut c = cands[i].pref;
-                    index.each(&cands[i].rect.inflate(CLEAR), |j| {
-                        if alive[j] && waiting[cands[j].station] && conflicts(i, j) {
-                            c += 3.0 / count[cands[j].station].max(1) as f64;
-                        }
+        while let Some(s) = (0..n)
+            .filter(|&s| gr.waiting[s])
+            .min_by_key(|&s| (gr.count[s], s))
+        {
+            gr.waiting[s] = false;
+            let best = gr.of[s]
+                .iter()
+                .filter(|&&i| gr.alive[i])
+                .map(|&i| (gr.cost(i), i))
+                .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            match best {
+                Some((_, i)) => {
+                    let c = &gr.cands[i];
+                    result[s] = Some(Placed {
+                        variant: c.variant,
+                        rect: c.rect,
+                        anchor: c.anchor,
                     });
-                    c
-                };
-                cost(a).total_cmp(&cost(b)).then(a.cmp(&b))
-            });
-            let Some(&i) = best else {
-                failed.push(s);
-                continue;
-            };
-            result[s] = Some(Placed {
-                variant: cands[i].variant,
-                rect: cands[i].rect,
-                anchor: cands[i].anchor,
-            });
-            for j in index.near(&cands[i].rect.inflate(CLEAR)) {
-                if alive[j] && (cands[j].station == s || conflicts(i, j)) {
-                    alive[j] = false;
-                    count[cands[j].station] -= 1;
+                    gr.take(s, i);
                 }
+                None => failed.push(s),
             }
         }
         if failed.is_empty() {
             Ok(result.into_iter().map(|r| r.expect("placed")).collect())
         } else {
             Err((failed, result))
+        }
+    }
+}
+
+/// The greedy choice's state: candidates still possible, how many each station has left,
+/// and which stations still wait.
+struct Greedy {
+    cands: Vec<Cand>,
+    index: Buckets,
+    alive: Vec<bool>,
+    count: Vec<usize>,
+    of: Vec<Vec<usize>>,
+    waiting: Vec<bool>,
+}
+
+impl Greedy {
+    fn new(cands: Vec<Cand>, n: usize, area: Rect) -> Greedy {
+        let mut index = Buckets::new(area, 64.0);
+        let mut count = vec![0usize; n];
+        let mut of: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (i, c) in cands.iter().enumerate() {
+            index.insert(&c.rect.inflate(CLEAR), i);
+            count[c.station] += 1;
+            of[c.station].push(i);
+        }
+        Greedy {
+            alive: vec![true; cands.len()],
+            cands,
+            index,
+            count,
+            of,
+            waiting: vec![true; n],
+        }
+    }
+
+    fn conflicts(&self, i: usize, j: usize) -> bool {
+        let (a, b) = (&self.cands[i], &self.cands[j]);
+        a.station != b.station && a.rect.inflate(CLEAR).overlaps(&b.rect)
+    }
+
+    /// A candidate's preference plus what it would take from stations still waiting (a
+    /// candidate that blocks the last candidates of a neighbour costs most).
+    fn cost(&self, i: usize) -> f64 {
+        let mut c = self.cands[i].pref;
+        self.index.each(&self.cands[i].rect.inflate(CLEAR), |j| {
+            let t = self.cands[j].station;
+            if self.alive[j] && self.waiting[t] && self.conflicts(i, j) {
+                c += 3.0 / self.count[t].max(1) as f64;
+            }
+        });
+        c
+    }
+
+    /// Station `s` takes candidate `i`: its other candidates and those it overlaps go.
+    fn take(&mut self, s: usize, i: usize) {
+        for j in self.index.near(&self.cands[i].rect.inflate(CLEAR)) {
+            if self.alive[j] && (self.cands[j].station == s || self.conflicts(i, j)) {
+                self.alive[j] = false;
+                self.count[self.cands[j].station] -= 1;
+            }
         }
     }
 }

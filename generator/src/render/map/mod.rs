@@ -1,20 +1,23 @@
 //! The subway map: every card a station, every learning path a colored line.
 //!
 //! A deterministic metro-map layout of the whole card graph on an octilinear grid, written for
-//! this book (ideas from octilinear grid embedding — Bast, Brosi & Storandt's octi — and from
-//! Nöllenburg & Wolff's metro-map criteria; the code is our own):
+//! this book (ideas from octilinear grid embedding — Bast, Brosi & Storandt's octi and loom —
+//! and from Nöllenburg & Wolff's labels-as-obstacles; the code is our own):
 //!
-//! * [`input`]: stations, lines, the start station and the legend's areas, from the book.
-//! * [`topo`]: the network: edges, hubs and chains of stations lines simply run through.
-//! * [`seed`]: where stations would like to be (stress majorization of hop distances),
-//!   stretched onto a landscape rectangle.
-//! * [`grid`]: hubs placed on grid nodes near their seeds, one octilinear path searched per
-//!   chain (bends, crossings and crowding cost), the chain's stations set along it.
-//! * [`draw`] and [`label`]: lines, markers and labels; a label that finds no room makes the
-//!   grid keep room around its station and the map is laid out again ([`plan`]).
+//! * [`input`] and [`areas`]: stations (each named whole, never cut), lines, the start station
+//!   the start lines lead out of, and the areas (card folders) the legend and overview use.
+//! * [`topo`]: the hops between consecutive stations, with the lines on each.
+//! * [`seed`]: where stations would like to be (stress majorization of hop distances) on a
+//!   landscape rectangle, pushed apart until each station's footprint — marker and name —
+//!   has its room.
+//! * [`grid`]: stations onto grid nodes, moved and swapped for straight runs and few
+//!   crossings; each station's ways out chosen in circular order; room kept for every name;
+//!   one octilinear path searched per hop (A*), hops that cross rerouted.
+//! * [`draw`] and [`label`]: lines, markers and names; a name or hop that finds no room
+//!   widens the grid right there and the map is laid out again ([`plan`]).
 //! * [`stats`]: the measures of the result (`hdlc graph --map-stats`), from its geometry.
-//! * [`svg`]: the drawing — links on stations, `data-line` hooks for the explorer script,
-//!   colors from CSS variables so light and dark themes both work.
+//! * [`svg`] and [`view`]: the drawing and the explorer around it (tools, legend by area,
+//!   hooks for `book/assets/map.js`: overview by area, pan and zoom, search, `#line=`).
 //!
 //! The path pages' strip maps and the card pages' small maps ([`strip`], [`card_map`]) are
 //! simple straight lines and need none of this.

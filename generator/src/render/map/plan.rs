@@ -1,10 +1,12 @@
-//! The layout's plan: seed, embed, draw, label — and when a label finds no room, keep room on
-//! the grid around its station and embed again; when that stops helping, grow the grid.
+//! The layout's plan: seed, place, embed, draw, label — and where a name or a hop finds no
+//! room, widen the grid right there (an empty column and row beside the station, everything
+//! beyond moved over), keep that station's name room closed to paths, and embed again.
 //!
-//! Why this loop converges: room kept around a station only grows, and a larger grid only
-//! spreads the map further, so each round either places more labels or gets more space. The
-//! grid starts at a size that holds the book in a landscape rectangle of about 16:9, so the
-//! map fits a wide screen when nothing needs more room.
+//! Why this converges: widening only adds room, and a name whose room is closed to paths gets
+//! it once the paths have room to go round; after a few local rounds room is made everywhere.
+//! The placement settles in a local optimum, so a few variants of it are tried and the first
+//! that keeps the bars with room to spare is taken. The grid starts at the size the stations'
+//! footprints fill by half, in a landscape rectangle.
 
 use super::draw::{draw, Drawn};
 use super::geom::{pt, Pt, Rect};
@@ -76,7 +78,7 @@ struct Ground<'a> {
 /// Lay the map out: the first variant whose map keeps the bars with room to spare, else the
 /// best of them (clean first, then fewest crossings and bends).
 pub fn run(input: &Input) -> Layout {
-    let topo = Topo::build(input, false);
+    let topo = Topo::build(input);
     let n = input.stations.len();
     let shapes: Vec<Vec<Shape>> = input.stations.iter().map(|s| shapes(&s.labels)).collect();
     let width: Vec<usize> = (0..n).map(|s| row_width(topo.chains_at[s].len())).collect();
@@ -158,7 +160,7 @@ fn attempt(gr: &Ground, crossing: f64, flip: bool) -> Layout {
                 }
             }
             Err((crowded, layout)) => {
-                last = layout.map(|l| Layout { rounds: round, ..l });
+                last = layout.map(|l| Layout { rounds: round, ..*l });
                 crowded
             }
         };
@@ -176,10 +178,12 @@ fn attempt(gr: &Ground, crossing: f64, flip: bool) -> Layout {
     last.unwrap_or_else(|| empty(input, ATTEMPTS))
 }
 
-/// Embed, draw and label once. `Err` names the stations that lacked room (the ends of a hop
-/// that found no path, or stations whose labels found no place) and the map as drawn, if it
-/// could be drawn.
-fn round_of(gr: &Ground, task: &Task, pos: &[(i32, i32)]) -> Result<Layout, (Vec<usize>, Option<Layout>)> {
+/// Stations that lacked room (the ends of a hop that found no path, or stations whose names
+/// found no place), and the map as drawn with them, if it could be drawn.
+type Crowded = (Vec<usize>, Option<Box<Layout>>);
+
+/// Embed, draw and label once; `Err` says where room ran out.
+fn round_of(gr: &Ground, task: &Task, pos: &[(i32, i32)]) -> Result<Layout, Crowded> {
     let (input, topo) = (gr.input, &gr.topo);
     let g = Grid::new(task.w, task.h);
     let nodes: Vec<Vec<usize>> = pos
@@ -201,7 +205,7 @@ fn round_of(gr: &Ground, task: &Task, pos: &[(i32, i32)]) -> Result<Layout, (Vec
                 .enumerate()
                 .map(|(s, p)| p.unwrap_or_else(|| fallback(&drawn, s)))
                 .collect();
-            Err((failed, Some(assemble(input, &drawn, &labels, 0, size))))
+            Err((failed, Some(Box::new(assemble(input, &drawn, &labels, 0, size)))))
         }
     }
 }
@@ -280,33 +284,10 @@ fn assemble(input: &Input, d: &Drawn, labels: &[Placed], rounds: usize, grid: (u
     let Some(bb) = bb else {
         return empty(input, rounds);
     };
-    let (dx, dy) = ((MARGIN - bb.x0).round(), (MARGIN - bb.y0).round());
-    let mv = |r: Rect| Rect::new(r.x0 + dx, r.y0 + dy, r.x1 + dx, r.y1 + dy);
-    let mp = |p: &Pt| pt(p.x + dx, p.y + dy);
-    let stations = input
-        .stations
-        .iter()
-        .enumerate()
-        .map(|(s, st)| {
-            let l = &labels[s];
-            StationGeom {
-                id: st.id.clone(),
-                title: st.title.clone(),
-                label: st.labels.get(l.variant).cloned().unwrap_or_default(),
-                marker: mv(d.markers[s]),
-                lines: d.station_lines[s].clone(),
-                label_box: mv(l.rect),
-                anchor: super::Anchor {
-                    x: l.anchor.x + dx,
-                    y: l.anchor.y + dy,
-                    align: l.anchor.align,
-                },
-                start: input.start == Some(s),
-                area: st.area.0.clone(),
-            }
-        })
-        .collect::<Vec<_>>();
+    let shift = ((MARGIN - bb.x0).round(), (MARGIN - bb.y0).round());
+    let stations = station_geoms(input, d, labels, shift);
     let regions = regions(input, &stations);
+    let mp = |p: &Pt| pt(p.x + shift.0, p.y + shift.1);
     let lines = input
         .lines
         .iter()
@@ -331,6 +312,34 @@ fn assemble(input: &Input, d: &Drawn, labels: &[Placed], rounds: usize, grid: (u
         rounds,
         grid,
     }
+}
+
+/// The stations as drawn, moved by `(dx, dy)`.
+fn station_geoms(input: &Input, d: &Drawn, labels: &[Placed], (dx, dy): (f64, f64)) -> Vec<StationGeom> {
+    let mv = |r: Rect| Rect::new(r.x0 + dx, r.y0 + dy, r.x1 + dx, r.y1 + dy);
+    input
+        .stations
+        .iter()
+        .enumerate()
+        .map(|(s, st)| {
+            let l = &labels[s];
+            StationGeom {
+                id: st.id.clone(),
+                title: st.title.clone(),
+                label: st.labels.get(l.variant).cloned().unwrap_or_default(),
+                marker: mv(d.markers[s]),
+                lines: d.station_lines[s].clone(),
+                label_box: mv(l.rect),
+                anchor: super::Anchor {
+                    x: l.anchor.x + dx,
+                    y: l.anchor.y + dy,
+                    align: l.anchor.align,
+                },
+                start: input.start == Some(s),
+                area: st.area.0.clone(),
+            }
+        })
+        .collect()
 }
 
 /// The map's areas: per area key, the box of its stations and their middle.

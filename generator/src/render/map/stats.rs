@@ -9,14 +9,17 @@
 //! meeting under the marker of a station they both stop at — that is an interchange, not a
 //! crossing.
 
-use super::geom::{
-    dir_class, octilinear, segments_cross, stroke_hits_rect, strokes_overlap_parallel, Pt, Rect,
-};
+use super::geom::{octilinear, segments_cross, stroke_hits_rect, strokes_overlap_parallel, Pt, Rect};
 use super::{Layout, FONT, LINE_W};
 use std::fmt;
 
 /// Viewport width the map is fitted to when the bars are measured.
 pub const FIT_WIDTH: f64 = 1400.0;
+/// On-screen size (px) of the station names from which the explorer shows them (map.js); the
+/// whole map fitted to the window is the overview by area, whose area names are CSS text of
+/// [`AREA_NAME_PX`] (map.css).
+pub const READABLE_PX: f64 = 10.0;
+pub const AREA_NAME_PX: f64 = 13.0;
 
 /// The measures `hdlc graph --map-stats` prints.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +44,10 @@ pub struct MapStats {
     pub off_line: usize,
     pub width: f64,
     pub height: f64,
+    /// Areas the overview names.
+    pub areas: usize,
+    /// Size (px) of the largest area opened at readable names.
+    pub largest_area: (f64, f64),
 }
 
 /// Outline width around station markers that counts as part of the marker.
@@ -147,6 +154,50 @@ fn station_faults(layout: &Layout, markers: &[Rect], bad: &mut Vec<Rect>) -> usi
     n
 }
 
+/// Crossings (outside the stations both lines stop at) and overlaps between lines' visible pieces.
+fn between_lines(layout: &Layout, all: &[Vec<(Pt, Pt, bool)>], bad: &mut Vec<Rect>) -> (usize, usize) {
+    let shared = |i: usize, j: usize, p: Pt| {
+        layout.stations.iter().any(|s| {
+            let m = s.marker.inflate(1.0);
+            s.lines.contains(&i)
+                && s.lines.contains(&j)
+                && p.x >= m.x0
+                && p.x <= m.x1
+                && p.y >= m.y0
+                && p.y <= m.y1
+        })
+    };
+    let (mut crossings, mut overlaps) = (0, 0);
+    for i in 0..all.len() {
+        for j in i + 1..all.len() {
+            // Where one line meets the other at a bend it touches two of its pieces: one crossing.
+            let mut seen: Vec<Pt> = Vec::new();
+            for &(a, b, _) in &all[i] {
+                for &(c, d, _) in &all[j] {
+                    if !seg_box(a, b).overlaps(&seg_box(c, d)) {
+                        continue;
+                    }
+                    if segments_cross(a, b, c, d) {
+                        let m = meet(a, b, c, d);
+                        let again = seen
+                            .iter()
+                            .any(|q| (q.x - m.x).abs() < 0.5 && (q.y - m.y).abs() < 0.5);
+                        if !shared(i, j, m) && !again {
+                            crossings += 1;
+                            seen.push(m);
+                            bad.push(Rect::new(m.x, m.y, m.x, m.y).inflate(6.0));
+                        }
+                    } else if strokes_overlap_parallel(a, b, c, d, LINE_W) {
+                        overlaps += 1;
+                        bad.push(seg_box(a, b).union(&seg_box(c, d)));
+                    }
+                }
+            }
+        }
+    }
+    (crossings, overlaps)
+}
+
 /// Crossings and overlaps between lines, and each line's non-octilinear pieces and bends.
 fn line_faults(layout: &Layout, bad: &mut Vec<Rect>) -> (usize, usize, usize, usize) {
     let all: Vec<Vec<(Pt, Pt, bool)>> = (0..layout.lines.len())
@@ -173,40 +224,7 @@ fn line_faults(layout: &Layout, bad: &mut Vec<Rect>) -> (usize, usize, usize, us
             }
         }
     }
-    let shared = |i: usize, j: usize, p: Pt| {
-        layout.stations.iter().any(|s| {
-            let m = s.marker.inflate(1.0);
-            s.lines.contains(&i)
-                && s.lines.contains(&j)
-                && p.x >= m.x0
-                && p.x <= m.x1
-                && p.y >= m.y0
-                && p.y <= m.y1
-        })
-    };
-    let (mut crossings, mut overlaps) = (0, 0);
-    for i in 0..all.len() {
-        for j in i + 1..all.len() {
-            for &(a, b, _) in &all[i] {
-                for &(c, d, _) in &all[j] {
-                    if !seg_box(a, b).overlaps(&seg_box(c, d)) {
-                        continue;
-                    }
-                    if segments_cross(a, b, c, d) {
-                        let m = meet(a, b, c, d);
-                        if !shared(i, j, m) {
-                            crossings += 1;
-                            bad.push(Rect::new(m.x, m.y, m.x, m.y).inflate(6.0));
-                        }
-                    } else if strokes_overlap_parallel(a, b, c, d, LINE_W) {
-                        overlaps += 1;
-                        bad.push(seg_box(a, b).union(&seg_box(c, d)));
-                    }
-                }
-            }
-        }
-    }
-    let _ = dir_class;
+    let (crossings, overlaps) = between_lines(layout, &all, bad);
     (non_oct, bends, crossings, overlaps)
 }
 
@@ -238,6 +256,14 @@ fn find(layout: &Layout) -> Found {
             off_line: st.iter().filter(|s| s.lines.is_empty()).count(),
             width: layout.width,
             height: layout.height,
+            areas: layout.regions.len(),
+            largest_area: layout.regions.iter().fold((0.0f64, 0.0f64), |m, r| {
+                let k = READABLE_PX / FONT;
+                (
+                    m.0.max((r.bbox.x1 - r.bbox.x0) * k),
+                    m.1.max((r.bbox.y1 - r.bbox.y0) * k),
+                )
+            }),
         },
         bad,
     }
@@ -289,10 +315,16 @@ impl fmt::Display for MapStats {
         writeln!(f, "bends: {}", self.bends)?;
         writeln!(f, "size: {:.0}×{:.0}", self.width, self.height)?;
         writeln!(f, "aspect: {:.2}", self.aspect())?;
+        writeln!(
+            f,
+            "fitted to {FIT_WIDTH:.0} px: the overview by {} areas, area names {AREA_NAME_PX:.0} px; station names (the whole sheet would be {:.1} px) show from {READABLE_PX:.0} px",
+            self.areas,
+            self.label_px_at_fit()
+        )?;
         write!(
             f,
-            "label height at fit ({FIT_WIDTH:.0} px wide): {:.1} px",
-            self.label_px_at_fit()
+            "largest area opened with {READABLE_PX:.0} px names: {:.0}×{:.0} px",
+            self.largest_area.0, self.largest_area.1
         )
     }
 }

@@ -136,9 +136,10 @@ pub fn global(layout: &Layout, prefix: &str) -> String {
         let b = r.bbox;
         let _ = write!(
             s,
-            r#"<rect class="hdlc-region" data-area="{k}" data-title="{t}" data-cx="{cx}" data-cy="{cy}" x="{x}" y="{y}" width="{w}" height="{h}"/>"#,
+            r#"<rect class="hdlc-region" data-area="{k}" data-title="{t}" data-n="{count}" data-cx="{cx}" data-cy="{cy}" x="{x}" y="{y}" width="{w}" height="{h}"/>"#,
             k = esc(&r.key),
             t = esc(&r.title),
+            count = r.stations,
             cx = n(r.center.x),
             cy = n(r.center.y),
             x = n(b.x0),

@@ -29,8 +29,6 @@ pub struct Embedding {
     pub nodes: Vec<Vec<usize>>,
     /// Per chain: the path from its first station to its last.
     pub paths: Vec<Vec<usize>>,
-    /// Per chain: for each of its stations, its index on the path.
-    pub spots: Vec<Vec<usize>>,
     /// Per station: the label box reserved for it (shape index, box), if one was found.
     pub labels: Vec<Option<(usize, Rect)>>,
     pub cost: u64,
@@ -86,7 +84,6 @@ pub fn embed(
             grid,
             nodes: vec![Vec::new(); n],
             paths: vec![Vec::new(); topo.chains.len()],
-            spots: vec![Vec::new(); topo.chains.len()],
             labels: Vec::new(),
             cost: 0,
         },
@@ -110,7 +107,6 @@ pub fn embed(
             }
             let (a, b) = topo.chains[c].ends();
             em.e.paths[c] = vec![em.e.nodes[a][0], em.e.nodes[b][0]];
-            em.e.spots[c] = vec![0, 1];
         }
     }
     em.untangle();
@@ -294,7 +290,7 @@ impl Embedder<'_> {
         let base = Query {
             from: &[],
             to: &[],
-            min_steps: ch.interior().len() + 1,
+            min_steps: 1,
             lines: ch.lines.len() as u32,
             leave: [None; 8],
             arrive: [None; 8],
@@ -347,7 +343,6 @@ impl Embedder<'_> {
                 match self.search_for(c) {
                     Ok((path, cost)) if cost < self.costs[c] => {
                         self.e.grid.take(&path, c, lines);
-                        self.e.spots[c] = vec![0, path.len() - 1];
                         self.e.paths[c] = path;
                         self.costs[c] = cost;
                         better = true;
@@ -368,7 +363,6 @@ impl Embedder<'_> {
     fn commit(&mut self, c: usize, (path, cost): (Vec<usize>, u32)) -> Result<(), usize> {
         let lines = self.topo.chains[c].lines.len();
         self.room.add_path(&self.e.grid, &path, lines);
-        self.e.spots[c] = vec![0, path.len() - 1];
         self.e.grid.take(&path, c, lines);
         let area = path.iter().fold(None::<Rect>, |r, &v| {
             let p = self.room.at(&self.e.grid, v);

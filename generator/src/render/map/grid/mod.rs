@@ -7,8 +7,9 @@
 //! cell (two diagonals of one cell would cross). Two paths may share a node only by crossing it
 //! straight, at right angles; that is a line crossing and costs accordingly.
 //!
-//! Files: this one holds the grid and its bookkeeping, `search` the path search, `embed` the
-//! order in which hubs are placed and chains routed.
+//! Files: this one holds the grid and its bookkeeping; `place` puts stations on nodes,
+//! `ports` chooses their ways out, `room` keeps room for names, `search` finds one path, and
+//! `embed` routes every hop in turn.
 
 pub mod embed;
 pub mod place;

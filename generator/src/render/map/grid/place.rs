@@ -95,6 +95,30 @@ impl State<'_> {
         }
     }
 
+    /// What hop `e` (of `s`, standing at `p`) crossing other hops costs.
+    fn crossed(&self, s: usize, p: (i32, i32), e: usize, exact: bool) -> f64 {
+        let sh = self.sh;
+        let ed = &sh.topo.edges[e];
+        let (a, b) = (self.at(s, ed.a, p), self.at(s, ed.b, p));
+        let mut total = 0.0;
+        let mut each_edge = |f: usize| {
+            let fd = &sh.topo.edges[f];
+            if [fd.a, fd.b].iter().any(|x| *x == ed.a || *x == ed.b) {
+                return;
+            }
+            let (c, d) = (self.at(s, fd.a, p), self.at(s, fd.b, p));
+            if segments_cross(pt(a[0], a[1]), pt(b[0], b[1]), pt(c[0], c[1]), pt(d[0], d[1])) {
+                total += sh.crossing * (ed.lines.len() * fd.lines.len()) as f64;
+            }
+        };
+        if exact {
+            (0..sh.topo.edges.len()).for_each(&mut each_edge);
+        } else {
+            self.edges.each(&Rect::new(a[0], a[1], b[0], b[1]), each_edge);
+        }
+        total
+    }
+
     /// Everything in the objective that involves station `s` at `p` (neighbours found through
     /// the indexes, which may lag a round behind).
     fn score(&self, s: usize, p: (i32, i32)) -> f64 {
@@ -116,22 +140,7 @@ impl State<'_> {
                 total += OFF_OCTILINEAR;
             }
             total += LENGTH * (dx.abs().max(dy.abs()) - 2.0).powi(2);
-            let bb = Rect::new(a[0], a[1], b[0], b[1]);
-            let mut each_edge = |f: usize| {
-                let fd = &sh.topo.edges[f];
-                if [fd.a, fd.b].iter().any(|x| *x == ed.a || *x == ed.b) {
-                    return;
-                }
-                let (c, d) = (self.at(s, fd.a, p), self.at(s, fd.b, p));
-                if segments_cross(pt(a[0], a[1]), pt(b[0], b[1]), pt(c[0], c[1]), pt(d[0], d[1])) {
-                    total += sh.crossing * (ed.lines.len() * fd.lines.len()) as f64;
-                }
-            };
-            if exact {
-                (0..sh.topo.edges.len()).for_each(&mut each_edge);
-            } else {
-                self.edges.each(&bb, each_edge);
-            }
+            total += self.crossed(s, p, e, exact);
         }
         for t in &self.triples[s] {
             let (a, b, d) = (self.at(s, t[0], p), self.at(s, t[1], p), self.at(s, t[2], p));
@@ -179,7 +188,7 @@ fn fits(g: &Grid, taken: &[Option<usize>], busy: &[bool], s: usize, k: usize, p:
         (-1..=1).all(|j| {
             let on_row = (0..k).contains(&i) && j == 0;
             match g.node(p.0 + i, p.1 + j).and_then(|v| taken[v]) {
-                Some(t) if t != s => !on_row && !(busy[s] || busy[t]),
+                Some(t) if t != s => !(on_row || busy[s] || busy[t]),
                 _ => true,
             }
         })
@@ -225,6 +234,50 @@ fn snap(
     pos
 }
 
+/// Per station: the consecutive stop triples of lines that include it.
+fn triples(input: &Input, n: usize) -> Vec<Vec<[usize; 3]>> {
+    let mut out = vec![Vec::new(); n];
+    for l in &input.lines {
+        for w in l.stops.windows(3) {
+            let t = [w[0], w[1], w[2]];
+            for &s in w {
+                if !out[s].contains(&t) {
+                    out[s].push(t);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One round of single moves: each station to the best free node within reach.
+fn moves(st: &mut State, g: &Grid, taken: &mut [Option<usize>], busy: &[bool], order: &[usize]) -> bool {
+    let mut improved = false;
+    for &s in order {
+        let (cur, k) = (st.pos[s], st.sh.width[s]);
+        let mut best = (st.score(s, cur), cur);
+        for dy in -REACH..=REACH {
+            for dx in -REACH..=REACH {
+                let p = (cur.0 + dx, cur.1 + dy);
+                if (dx, dy) == (0, 0) || !fits(g, taken, busy, s, k, p) {
+                    continue;
+                }
+                let sc = st.score(s, p);
+                if sc < best.0 - 1e-9 {
+                    best = (sc, p);
+                }
+            }
+        }
+        if best.1 != cur {
+            mark(g, taken, s, k, cur, false);
+            st.pos[s] = best.1;
+            mark(g, taken, s, k, best.1, true);
+            improved = true;
+        }
+    }
+    improved
+}
+
 /// Where every station stands: the grid position of the first node of its row.
 pub fn place(g: &Grid, sh: &Shape) -> Vec<(i32, i32)> {
     let n = sh.seeds.len();
@@ -239,17 +292,6 @@ pub fn place(g: &Grid, sh: &Shape) -> Vec<(i32, i32)> {
     });
     let busy: Vec<bool> = (0..n).map(|s| sh.topo.incident[s].len() >= 3).collect();
     let pos = snap(g, sh, &busy, &order, &mut taken);
-    let mut triples = vec![Vec::new(); n];
-    for l in &sh.input.lines {
-        for w in l.stops.windows(3) {
-            let t = [w[0], w[1], w[2]];
-            for &s in &w[..] {
-                if !triples[s].contains(&t) {
-                    triples[s].push(t);
-                }
-            }
-        }
-    }
     let max_foot = sh
         .foot
         .iter()
@@ -258,36 +300,14 @@ pub fn place(g: &Grid, sh: &Shape) -> Vec<(i32, i32)> {
     let mut st = State {
         sh,
         pos,
-        triples,
+        triples: triples(sh.input, n),
         near: Buckets::new(empty, 1.0),
         edges: Buckets::new(empty, 1.0),
         max_foot,
     };
     for _ in 0..ROUNDS {
         st.reindex(g.w, g.h);
-        let mut improved = false;
-        for &s in &order {
-            let cur = st.pos[s];
-            let mut best = (st.score(s, cur), cur);
-            for dy in -REACH..=REACH {
-                for dx in -REACH..=REACH {
-                    let p = (cur.0 + dx, cur.1 + dy);
-                    if (dx, dy) == (0, 0) || !fits(g, &taken, &busy, s, sh.width[s], p) {
-                        continue;
-                    }
-                    let sc = st.score(s, p);
-                    if sc < best.0 - 1e-9 {
-                        best = (sc, p);
-                    }
-                }
-            }
-            if best.1 != cur {
-                mark(g, &mut taken, s, sh.width[s], cur, false);
-                st.pos[s] = best.1;
-                mark(g, &mut taken, s, sh.width[s], best.1, true);
-                improved = true;
-            }
-        }
+        let improved = moves(&mut st, g, &mut taken, &busy, &order);
         if !improved && !swap_crossed(&mut st, g, &mut taken, &busy) {
             break;
         }

@@ -85,6 +85,138 @@ impl Space {
     }
 }
 
+/// One search under way: best costs so far, where each came from, the open states.
+struct Run<'a> {
+    g: &'a Grid,
+    q: &'a Query<'a>,
+    sp: Space,
+    dist: Vec<u32>,
+    prev: Vec<u32>,
+    heap: BinaryHeap<Reverse<(u32, usize)>>,
+    /// The state standing for "arrived", and the node it arrived at.
+    sink: usize,
+    sink_node: usize,
+    ends: Vec<(i32, i32)>,
+}
+
+impl Run<'_> {
+    /// A*: the cheapest conceivable rest of the way, straight and diagonal steps only.
+    fn rest(&self, v: usize) -> u32 {
+        let (x, y) = self.g.xy(v);
+        self.ends
+            .iter()
+            .map(|&(ex, ey)| {
+                let (dx, dy) = ((ex - x).unsigned_abs(), (ey - y).unsigned_abs());
+                STEP_HV * dx.max(dy) + (STEP_DIAG - STEP_HV) * dx.min(dy)
+            })
+            .min()
+            .unwrap_or(0)
+    }
+
+    fn relax(&mut self, t: usize, c: u32, from: usize, guess: u32) {
+        if c < self.dist[t] {
+            self.dist[t] = c;
+            self.prev[t] = from as u32;
+            self.heap.push(Reverse((c + guess, t)));
+        }
+    }
+
+    /// What stepping from `v` (state `s`, arrived travelling in `a`) in direction `d` costs,
+    /// before what the node it reaches costs; None where the step is not allowed.
+    fn step_cost(&self, v: usize, a: usize, d: usize) -> Option<u32> {
+        let (g, q) = (self.g, self.q);
+        let mut c = if a == 8 {
+            q.leave[d]?
+        } else if (a < 8 && g.pass[v] > 0 && d != a) || turn(a, d) > 2 {
+            return None;
+        } else {
+            bend(turn(a, d))
+        };
+        let u = g.step(v, d)?;
+        if g.port[v][d].is_some() || g.port[u][opp(d)].is_some() {
+            return None;
+        }
+        c += if is_diag(d) { STEP_DIAG } else { STEP_HV };
+        let room = if q.lines > 1 {
+            g.room_fat[v][d]
+        } else {
+            g.room_edge[v][d]
+        };
+        c += match room {
+            0 => 0,
+            x if x >= HARD && !q.relaxed => return None,
+            x if x >= HARD => 8 * INTRUDE,
+            _ => INTRUDE,
+        };
+        if is_diag(d) {
+            let (cell, bit) = g.cell(v, d);
+            if g.diag[cell] & (3 - bit) != 0 {
+                c += CROSS * q.lines;
+            }
+        }
+        Some(c)
+    }
+
+    /// What running through node `u` (entered travelling in `d`) costs; None where it may not.
+    fn through(&self, u: usize, d: usize) -> Option<u32> {
+        let (g, q) = (self.g, self.q);
+        if g.station[u].is_some() || (g.doorway[u] > 0 && !q.relaxed) {
+            return None;
+        }
+        if g.is_free(u) {
+            Some(g.near[u] as u32 * NEAR + g.doorway[u] as u32 * DOORWAY)
+        } else if crossable(g, u, d, q.relaxed) {
+            Some(CROSS * q.lines * g.pass[u] as u32)
+        } else {
+            None
+        }
+    }
+
+    /// Expand state `s` (node `v`) in every direction.
+    fn expand(&mut self, s: usize, v: usize) {
+        let (a, k) = ((s / self.sp.k1) % 9, s % self.sp.k1);
+        for d in 0..8 {
+            let Some(step) = self.step_cost(v, a, d) else {
+                continue;
+            };
+            let c = self.dist[s] + step;
+            let u = self.g.step(v, d).expect("step_cost checked it");
+            let Some(lu) = self.sp.local(self.g, u) else {
+                continue;
+            };
+            if self.q.to.contains(&u) {
+                if let (true, Some(x)) = (k + 1 >= self.q.min_steps, self.q.arrive[d]) {
+                    if c + x < self.dist[self.sink] {
+                        self.sink_node = u;
+                        self.relax(self.sink, c + x, s, 0);
+                    }
+                }
+                continue;
+            }
+            if let Some(t) = self.through(u, d) {
+                let next = self.sp.id(lu, d, (k + 1).min(self.sp.k1 - 1));
+                let guess = self.rest(u);
+                self.relax(next, c + t, s, guess);
+            }
+        }
+    }
+
+    /// Follow the way back from the arrival.
+    fn path(&self) -> Vec<usize> {
+        let mut path = vec![self.sink_node];
+        let mut s = self.prev[self.sink] as usize;
+        loop {
+            path.push(self.sp.node(self.g, s));
+            if (s / self.sp.k1) % 9 == 8 {
+                break;
+            }
+            s = self.prev[s] as usize;
+        }
+        path.reverse();
+        path
+    }
+}
+
 /// The cheapest path (nodes from start to end) and its cost.
 pub fn search(g: &Grid, q: &Query) -> Option<(Vec<usize>, u32)> {
     let (x0, y0) = (q.corridor.0.max(0), q.corridor.1.max(0));
@@ -100,123 +232,32 @@ pub fn search(g: &Grid, q: &Query) -> Option<(Vec<usize>, u32)> {
         k1: q.min_steps.max(1) + 1,
     };
     let states = sp.cw * sp.ch * 9 * sp.k1;
-    let mut dist = vec![u32::MAX; states + 1];
-    let mut prev = vec![u32::MAX; states + 1];
-    let sink = states;
-    let mut sink_node = usize::MAX;
-    // A*: the cheapest conceivable rest of the way, straight and diagonal steps only.
-    let ends: Vec<(i32, i32)> = q.to.iter().map(|&t| g.xy(t)).collect();
-    let rest = |v: usize| -> u32 {
-        let (x, y) = g.xy(v);
-        ends.iter()
-            .map(|&(ex, ey)| {
-                let (dx, dy) = ((ex - x).unsigned_abs(), (ey - y).unsigned_abs());
-                STEP_HV * dx.max(dy) + (STEP_DIAG - STEP_HV) * dx.min(dy)
-            })
-            .min()
-            .unwrap_or(0)
+    let mut run = Run {
+        g,
+        q,
+        sp,
+        dist: vec![u32::MAX; states + 1],
+        prev: vec![u32::MAX; states + 1],
+        heap: BinaryHeap::new(),
+        sink: states,
+        sink_node: usize::MAX,
+        ends: q.to.iter().map(|&t| g.xy(t)).collect(),
     };
-    let mut heap = BinaryHeap::new();
     for &v in q.from {
-        let s = sp.id(sp.local(g, v)?, 8, 0);
-        dist[s] = 0;
-        heap.push(Reverse((rest(v), s)));
+        let s = run.sp.id(run.sp.local(g, v)?, 8, 0);
+        let guess = run.rest(v);
+        run.relax(s, 0, s, guess);
     }
-    while let Some(Reverse((f, s))) = heap.pop() {
-        if s == sink {
+    while let Some(Reverse((f, s))) = run.heap.pop() {
+        if s == run.sink {
             break;
         }
-        let v = sp.node(g, s);
-        if f > dist[s].saturating_add(rest(v)) {
-            continue;
-        }
-        let cost = dist[s];
-        let (a, k) = ((s / sp.k1) % 9, s % sp.k1);
-        let crossing = a < 8 && g.pass[v] > 0;
-        for d in 0..8 {
-            let mut c = cost;
-            if a == 8 {
-                match q.leave[d] {
-                    Some(x) => c += x,
-                    None => continue,
-                }
-            } else if (crossing && d != a) || turn(a, d) > 2 {
-                continue;
-            } else {
-                c += bend(turn(a, d));
-            }
-            let Some(u) = g.step(v, d) else { continue };
-            let Some(lu) = sp.local(g, u) else { continue };
-            if g.port[v][d].is_some() || g.port[u][opp(d)].is_some() {
-                continue;
-            }
-            c += if is_diag(d) { STEP_DIAG } else { STEP_HV };
-            let room = if q.lines > 1 {
-                g.room_fat[v][d]
-            } else {
-                g.room_edge[v][d]
-            };
-            match room {
-                0 => {}
-                x if x >= HARD && !q.relaxed => continue,
-                x if x >= HARD => c += 8 * INTRUDE,
-                _ => c += INTRUDE,
-            }
-            if is_diag(d) {
-                let (cell, bit) = g.cell(v, d);
-                if g.diag[cell] & (3 - bit) != 0 {
-                    c += CROSS * q.lines;
-                }
-            }
-            if q.to.contains(&u) {
-                if k + 1 >= q.min_steps {
-                    if let Some(x) = q.arrive[d] {
-                        if c + x < dist[sink] {
-                            dist[sink] = c + x;
-                            prev[sink] = s as u32;
-                            sink_node = u;
-                            heap.push(Reverse((c + x, sink)));
-                        }
-                    }
-                }
-                continue;
-            }
-            if g.station[u].is_some() {
-                continue;
-            }
-            if g.doorway[u] > 0 && !q.relaxed {
-                continue;
-            }
-            let through = if g.is_free(u) {
-                g.near[u] as u32 * NEAR + g.doorway[u] as u32 * DOORWAY
-            } else if crossable(g, u, d, q.relaxed) {
-                CROSS * q.lines * g.pass[u] as u32
-            } else {
-                continue;
-            };
-            let c = c + through;
-            let t = sp.id(lu, d, (k + 1).min(sp.k1 - 1));
-            if c < dist[t] {
-                dist[t] = c;
-                prev[t] = s as u32;
-                heap.push(Reverse((c + rest(u), t)));
-            }
+        let v = run.sp.node(g, s);
+        if f <= run.dist[s].saturating_add(run.rest(v)) {
+            run.expand(s, v);
         }
     }
-    if dist[sink] == u32::MAX {
-        return None;
-    }
-    let mut path = vec![sink_node];
-    let mut s = prev[sink] as usize;
-    loop {
-        path.push(sp.node(g, s));
-        if (s / sp.k1) % 9 == 8 {
-            break;
-        }
-        s = prev[s] as usize;
-    }
-    path.reverse();
-    Some((path, dist[sink]))
+    (run.dist[run.sink] != u32::MAX).then(|| (run.path(), run.dist[run.sink]))
 }
 
 /// Can a path travelling in `d` cross the one path through `u` there? Where that path runs
@@ -234,6 +275,6 @@ fn crossable(g: &Grid, u: usize, d: usize, relaxed: bool) -> bool {
         return true;
     }
     // Clockwise arc from a to b: exactly one of our two directions inside it.
-    let inside = |x: usize| (x + 8 - a) % 8 > 0 && (x + 8 - a) % 8 < (b + 8 - a) % 8;
+    let inside = |x: usize| !(x + 8 - a).is_multiple_of(8) && (x + 8 - a) % 8 < (b + 8 - a) % 8;
     relaxed && inside(d) != inside(opp(d))
 }
