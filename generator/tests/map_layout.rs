@@ -207,10 +207,10 @@ fn clean(stats: &MapStats) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 10, ..ProptestConfig::default() })]
 
     #[test]
-    fn book_like_random_books_lay_out_clean(n in 2usize..120, p in 1usize..27, seed in any::<u64>()) {
+    fn book_like_random_books_lay_out_clean(n in 2usize..100, p in 1usize..27, seed in any::<u64>()) {
         let p = p.min((n / 5).max(1));
         let book = random_book(n, p, seed);
         let (layout, stats, html) = lay(&book);
@@ -223,9 +223,11 @@ proptest! {
 
 #[test]
 fn a_large_random_book_lays_out_clean() {
-    let book = random_book(150, 26, 0x5eed);
+    // As many cards as the real book; its random paths jump across the whole book, so the
+    // map is far more tangled than the real one.
+    let book = random_book(150, 20, 0x5eed);
     let (layout, stats, html) = lay(&book);
-    eprintln!("150 cards, 26 paths in random orders:\n{stats}");
+    eprintln!("150 cards, 20 paths in random orders:\n{stats}");
     complete(&book, &layout, &html);
     clean(&stats);
     dump("random-150", &html);

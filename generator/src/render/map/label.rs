@@ -23,6 +23,8 @@ pub struct Placed {
 
 struct Cand {
     station: usize,
+    /// The box kept for this station while the map was built.
+    kept: bool,
     variant: usize,
     rect: Rect,
     anchor: Anchor,
@@ -172,6 +174,7 @@ impl Scene<'_> {
                         - if kept { 3.0 } else { 0.0 };
                     out.push(Cand {
                         station: s,
+                        kept,
                         variant: vi,
                         rect,
                         anchor: anchor(&rect, align),
@@ -194,6 +197,21 @@ impl Scene<'_> {
         let mut gr = Greedy::new(self.candidates(area), n, area);
         let mut result: Vec<Option<Placed>> = vec![None; n];
         let mut failed = Vec::new();
+        // First every name whose room, kept while the map was built, is still free (those
+        // rooms never overlap); then the rest, most constrained first.
+        for i in 0..gr.cands.len() {
+            let s = gr.cands[i].station;
+            if gr.cands[i].kept && gr.alive[i] && gr.waiting[s] {
+                gr.waiting[s] = false;
+                let c = &gr.cands[i];
+                result[s] = Some(Placed {
+                    variant: c.variant,
+                    rect: c.rect,
+                    anchor: c.anchor,
+                });
+                gr.take(s, i);
+            }
+        }
         while let Some(s) = (0..n)
             .filter(|&s| gr.waiting[s])
             .min_by_key(|&s| (gr.count[s], s))

@@ -33,8 +33,6 @@ const VARIANTS: [(f64, bool); 4] = [(4.5, false), (4.0, true), (3.5, false), (5.
 const GOOD_CROSSINGS: usize = 36;
 const GOOD_BENDS: usize = 240;
 const HOPELESS: usize = 80;
-/// Rounds of room made only where it lacked before room is made everywhere.
-const LOCAL_ROUNDS: usize = 6;
 /// Room (grid units) a footprint keeps on each side per line beyond two leaving the station.
 const BUSY: f64 = 0.2;
 /// Room (grid units) a footprint keeps on each side for the lines passing by.
@@ -167,12 +165,8 @@ fn attempt(gr: &Ground, crossing: f64, flip: bool) -> Layout {
         for &s in &crowded {
             hard[s] = true;
         }
-        // Room next to the stations that lacked it; after a few rounds, room everywhere.
-        let at: Vec<(i32, i32)> = if round % LOCAL_ROUNDS == 0 {
-            (0..w.max(h) as i32).map(|i| (i, i)).collect()
-        } else {
-            crowded.iter().map(|&s| pos[s]).collect()
-        };
+        // Room next to the stations that lacked it.
+        let at: Vec<(i32, i32)> = crowded.iter().map(|&s| pos[s]).collect();
         (w, h) = widen(&mut pos, w, h, &at);
     }
     last.unwrap_or_else(|| empty(input, ATTEMPTS))

@@ -327,15 +327,16 @@ impl Embedder<'_> {
         found.ok_or(c)
     }
 
-    /// Rip up and reroute: each hop that crosses others is searched again with everything
-    /// else in place, and keeps the new path if it costs less (fewer crossings, bends, steps).
+    /// Rip up and reroute: each hop is searched again with everything else in place (and the
+    /// first steps other hops were owed now taken or free), and keeps the new path if it costs
+    /// less: fewer crossings, bends and steps.
     fn untangle(&mut self) {
         for _ in 0..UNTANGLE_ROUNDS {
             let mut better = false;
             for c in self.order() {
                 let lines = self.topo.chains[c].lines.len();
                 let old = std::mem::take(&mut self.e.paths[c]);
-                if old.len() < 2 || self.e.grid.crossings(&old, lines) == 0 {
+                if old.len() < 3 {
                     self.e.paths[c] = old;
                     continue;
                 }

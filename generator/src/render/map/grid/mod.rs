@@ -159,22 +159,6 @@ impl Grid {
         }
     }
 
-    /// Places where a path carrying `lines` lines crosses other paths.
-    pub fn crossings(&self, path: &[usize], lines: usize) -> usize {
-        let nodes = path[1..path.len().saturating_sub(1)]
-            .iter()
-            .filter(|&&v| self.station[v].is_none() && self.pass[v] as usize > lines)
-            .count();
-        let cells = path
-            .windows(2)
-            .filter(|w| {
-                let d = self.dir(w[0], w[1]);
-                is_diag(d) && self.diag[self.cell(w[0], d).0] == 3
-            })
-            .count();
-        nodes + cells
-    }
-
     /// Direction from `a` to its neighbour `b`.
     pub fn dir(&self, a: usize, b: usize) -> usize {
         let (ax, ay) = self.xy(a);

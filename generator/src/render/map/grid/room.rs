@@ -19,7 +19,7 @@ const MARKER_R: f64 = 8.0;
 /// Marks of a reservation no path may run through.
 pub const HARD: u8 = 100;
 /// Cost of running a path through room reserved for a label.
-pub const INTRUDE: u32 = 80;
+pub const INTRUDE: u32 = 30;
 
 /// Reserved label boxes and what they must avoid.
 pub struct Room {
