@@ -143,7 +143,7 @@
       el.addEventListener("focus", function () { highlight(ids); });
       el.addEventListener("blur", function () { highlight(null); });
     }
-    view.querySelectorAll(".hdlc-route, .hdlc-maplegend-line a").forEach(function (el) {
+    view.querySelectorAll(".hdlc-route, .hdlc-maplegend-line a:not(.hdlc-maplegend-go)").forEach(function (el) {
       bind(el, [el.getAttribute("data-line")]);
     });
     svg.querySelectorAll(".hdlc-stop").forEach(function (el) {
@@ -181,7 +181,7 @@
       });
     });
     // A line's name selects it (the hash says which); its path page is a click further.
-    view.querySelectorAll(".hdlc-maplegend-line a").forEach(function (a) {
+    view.querySelectorAll(".hdlc-maplegend-line a:not(.hdlc-maplegend-go)").forEach(function (a) {
       a.addEventListener("click", function (e) {
         if (e.ctrlKey || e.metaKey || e.shiftKey) return;
         e.preventDefault();

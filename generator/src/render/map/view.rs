@@ -11,7 +11,8 @@ use super::svg::{esc, global as drawing};
 use super::Layout;
 use std::fmt::Write;
 
-/// The legend: one group per area, one switch per line, each line's name linking to its path.
+/// The legend: one group per area, one switch per line; a line's name selects it on the map
+/// (the script; without it, the name opens the path), the arrow opens its path page.
 fn legend(layout: &Layout, base: &str) -> String {
     let mut s = String::from(
         r#"<div class="hdlc-maplegend" id="hdlc-maplegend"><div class="hdlc-maplegend-head"><strong>노선</strong> <button type="button" data-all="1">모두</button> <button type="button" data-all="0">지우기</button></div>"#,
@@ -27,7 +28,7 @@ fn legend(layout: &Layout, base: &str) -> String {
             let l = &layout.lines[li];
             let _ = write!(
                 s,
-                r#"<div class="hdlc-maplegend-line" data-line="{id}" style="--line: {c}"><input type="checkbox" checked aria-label="{t} 보이기" data-line="{id}"><a href="{base}paths/{id}.html" data-line="{id}">{t}</a></div>"#,
+                r#"<div class="hdlc-maplegend-line" data-line="{id}" style="--line: {c}"><input type="checkbox" checked aria-label="{t} 보이기" data-line="{id}"><a href="{base}paths/{id}.html" data-line="{id}">{t}</a><a class="hdlc-maplegend-go" href="{base}paths/{id}.html" title="{t}: 경로 페이지" aria-label="{t}: 경로 페이지">→</a></div>"#,
                 id = esc(&l.id),
                 c = esc(&l.color),
                 t = esc(&l.title)
