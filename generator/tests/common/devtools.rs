@@ -283,6 +283,16 @@ impl Tab {
     }
 
     /// A PNG of the viewport, written to `to`.
+    /// A left click at page coordinates, as a mouse makes it (move, press, release).
+    pub fn click_at(&mut self, x: f64, y: f64) {
+        for (t, buttons) in [("mouseMoved", 0), ("mousePressed", 1), ("mouseReleased", 0)] {
+            self.call(
+                "Input.dispatchMouseEvent",
+                json!({"type": t, "x": x, "y": y, "button": "left", "buttons": buttons, "clickCount": 1}),
+            );
+        }
+    }
+
     pub fn screenshot(&mut self, to: &Path) {
         let r = self.call("Page.captureScreenshot", json!({"format": "png"}));
         std::fs::write(to, base64_decode(r["data"].as_str().unwrap())).unwrap();
