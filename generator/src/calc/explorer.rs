@@ -21,7 +21,7 @@
 use super::collective::LINKS;
 use super::fmt;
 use super::kv::{Fields, KeyDoc, ParseError};
-use super::memory::H100_MEMORY;
+use super::memory_bars::H100_MEMORY;
 use super::models::{ModelConfig, ModelId};
 use super::parallel_memory::{choice, layout_problem, params_per_gpu, per_gpu, Layout};
 use std::fmt::Write as _;
