@@ -32,13 +32,23 @@ impl Breakdown {
 pub const H100_MEMORY: u128 = 80_000_000_000;
 
 /// One colour per part, in the order of [`Breakdown::parts`]; the tables use them as swatches.
-pub(super) const COLORS: [&str; 4] = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759"];
+const COLORS: [&str; 4] = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759"];
 const PARTS: [&str; 4] = [
     "weights 가중치",
     "gradients 기울기",
     "optimizer state (Adam m·v + FP32 master)",
     "activations",
 ];
+
+/// The first cell of a part's table row: its bar colour as a swatch, then its name, so the
+/// table reads as the chart's legend.
+pub(super) fn part_cell(h: &mut String, part: usize, name: &str) {
+    let _ = write!(
+        h,
+        "<tr><td><span style=\"color:{}\">■</span> {name}</td>",
+        COLORS[part]
+    );
+}
 
 /// 1, 2 or 5 × 10^k, chosen so that `max` spans at most about six ticks.
 fn tick_step(max: f64) -> f64 {

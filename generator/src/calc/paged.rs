@@ -194,7 +194,14 @@ pub(super) fn render(spec: &PagedSpec) -> String {
         );
     }
     html::close_table(&mut h);
-    html::open_caption(&mut h, spec.caption.as_deref());
+    caption(&mut h, spec, per_token, used);
+    h
+}
+
+/// The inputs, the two allocation rules, and the bytes per token when a model is named.
+fn caption(h: &mut String, spec: &PagedSpec, per_token: Option<u128>, used: u128) {
+    let n = spec.lengths.len();
+    html::open_caption(h, spec.caption.as_deref());
     let shown: Vec<String> = spec
         .lengths
         .iter()
@@ -219,8 +226,7 @@ pub(super) fn render(spec: &PagedSpec) -> String {
             fmt::int(p)
         );
     }
-    html::close_figure(&mut h);
-    h
+    html::close_figure(h);
 }
 
 #[cfg(test)]

@@ -29,12 +29,16 @@ pub fn measure(
 ) -> Result<ResultsFile> {
     let started = Instant::now();
     let threads = machine.threads.max(1);
-    let seed = base_seed();
-    let debug = profile == Profile::Debug;
-    let bar = progress_bar(progress);
-    let mut items = bandwidth_items(machine, config, threads, seed, debug, &bar);
-    items.extend(matmul_items(config, threads, seed, debug, &bar));
-    bar.finish_and_clear();
+    let run = Run {
+        config,
+        threads,
+        seed: base_seed(),
+        debug: profile == Profile::Debug,
+        bar: progress_bar(progress),
+    };
+    let mut items = bandwidth_items(&run, machine);
+    items.extend(matmul_items(&run));
+    run.bar.finish_and_clear();
     let records = records(items, key, root);
     if progress {
         eprintln!(
@@ -50,6 +54,17 @@ pub fn measure(
         device: device_info(machine),
         records,
     })
+}
+
+/// What every step of one run of the suite shares.
+struct Run<'a> {
+    config: &'a Config,
+    threads: usize,
+    /// The base seed of this run's inputs.
+    seed: u64,
+    /// A debug build: its labels and parameters say so.
+    debug: bool,
+    bar: indicatif::ProgressBar,
 }
 
 /// Six steps (two bandwidth runs, four ladder rungs); hidden when not asked for.
@@ -86,17 +101,11 @@ fn mark(debug: bool) -> &'static str {
 }
 
 /// Copy and triad on all cores, rungs 1 and 2.
-fn bandwidth_items(
-    machine: &Machine,
-    config: &Config,
-    threads: usize,
-    seed: u64,
-    debug: bool,
-    bar: &indicatif::ProgressBar,
-) -> Vec<Item> {
-    bar.set_message("memory bandwidth");
-    let (copy, triad) = bandwidth::run(config.stream_len, threads, seed, &config.policy);
-    bar.inc(2);
+fn bandwidth_items(run: &Run, machine: &Machine) -> Vec<Item> {
+    let (config, debug) = (run.config, run.debug);
+    run.bar.set_message("memory bandwidth");
+    let (copy, triad) = bandwidth::run(config.stream_len, run.threads, run.seed, &config.policy);
+    run.bar.inc(2);
     let stream_params = params(
         &[
             ("n", config.stream_len as u64),
@@ -164,24 +173,19 @@ fn ladder(threads: usize) -> [(&'static str, String, bool, usize, matmul::Matmul
 
 /// Each rung of the ladder verified and timed; rungs of the same n share one problem (its
 /// inputs and reference product), so the reference is computed once per size.
-fn matmul_items(
-    config: &Config,
-    threads: usize,
-    seed: u64,
-    debug: bool,
-    bar: &indicatif::ProgressBar,
-) -> Vec<Item> {
+fn matmul_items(run: &Run) -> Vec<Item> {
+    let (config, threads, debug) = (run.config, run.threads, run.debug);
     let mut items = Vec::new();
     let mut problems: Vec<matmul::Problem> = Vec::new();
     for (rung, (variant, label, baseline, t, kernel)) in (3u32..).zip(ladder(threads)) {
-        bar.set_message(variant);
+        run.bar.set_message(variant);
         let n = if variant == "matmul_naive" {
             config.naive_n
         } else {
             config.matmul_n
         };
         if !problems.iter().any(|p| p.n == n) {
-            problems.push(matmul::Problem::new(n, reference_seed(seed, n), threads));
+            problems.push(matmul::Problem::new(n, reference_seed(run.seed, n), threads));
         }
         let problem = problems.iter_mut().find(|p| p.n == n).expect("just added");
         let outcome = problem.measure(&config.policy, &mut |a, b, c| kernel(a, b, c, n, t));
@@ -194,7 +198,7 @@ fn matmul_items(
             source_file: (!baseline).then_some("generator/src/cpubench/matmul.rs"),
             outcome,
         });
-        bar.inc(1);
+        run.bar.inc(1);
     }
     items
 }

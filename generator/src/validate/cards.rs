@@ -50,33 +50,39 @@ pub(super) fn check_cards(book: &Book, diags: &mut Diagnostics) {
                     .hint("write a short Korean text");
             }
         }
-        let mut seen = HashSet::new();
-        for r in &card.requires {
-            let (line, col) = key_token_pos(card, "requires", r);
-            if !seen.insert(r) {
-                diags.warning(
-                    &card.file,
-                    line,
-                    col,
-                    format!("`{r}` is listed twice in requires"),
-                );
-            }
-            if r == &card.id {
-                diags
-                    .error(&card.file, line, col, format!("card `{r}` requires itself"))
-                    .hint("remove it from `requires`");
-            } else if book.card(r).is_none() && !book.is_broken(r) {
-                let hint = suggest(r, book.cards.iter().map(|c| c.id.as_str()));
-                diags
-                    .error(&card.file, line, col, format!("unknown card `{r}` in requires"))
-                    .hint(hint);
-            }
-        }
+        check_requires(book, card, diags);
         if card.body().trim().is_empty() {
             let (line, _) = line_col(&card.source, card.body_offset);
             diags
                 .error(&card.file, line, 1, "card has no body")
                 .hint("write the card's text below the front matter");
+        }
+    }
+}
+
+/// Each `requires` entry: listed once, not the card itself, and a card that exists (or one
+/// already reported as broken).
+fn check_requires(book: &Book, card: &Card, diags: &mut Diagnostics) {
+    let mut seen = HashSet::new();
+    for r in &card.requires {
+        let (line, col) = key_token_pos(card, "requires", r);
+        if !seen.insert(r) {
+            diags.warning(
+                &card.file,
+                line,
+                col,
+                format!("`{r}` is listed twice in requires"),
+            );
+        }
+        if r == &card.id {
+            diags
+                .error(&card.file, line, col, format!("card `{r}` requires itself"))
+                .hint("remove it from `requires`");
+        } else if book.card(r).is_none() && !book.is_broken(r) {
+            let hint = suggest(r, book.cards.iter().map(|c| c.id.as_str()));
+            diags
+                .error(&card.file, line, col, format!("unknown card `{r}` in requires"))
+                .hint(hint);
         }
     }
 }

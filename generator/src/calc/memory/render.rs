@@ -4,7 +4,7 @@
 use super::{breakdown, layer_activations, layer_checkpoint, ModelRunSpec, Regime, REGIMES};
 use crate::calc::fmt;
 use crate::calc::html;
-use crate::calc::memory_bars::{self, Breakdown, COLORS, H100_MEMORY};
+use crate::calc::memory_bars::{self, Breakdown, H100_MEMORY};
 use crate::calc::models::{ModelConfig, ModelId, ParamCount};
 use std::fmt::Write as _;
 
@@ -85,11 +85,7 @@ fn part_rows(h: &mut String, rows: &[(Regime, Breakdown)]) {
         "activations",
     ];
     for (i, name) in names.iter().enumerate() {
-        let _ = write!(
-            h,
-            "<tr><td><span style=\"color:{}\">■</span> {name}</td>",
-            COLORS[i]
-        );
+        memory_bars::part_cell(h, i, name);
         for (r, b) in rows {
             let bytes = b.parts()[i];
             let _ = write!(

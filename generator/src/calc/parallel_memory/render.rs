@@ -4,7 +4,7 @@
 use super::{layer_activations_tp, params_per_gpu, per_gpu, Layout, ParallelMemorySpec};
 use crate::calc::fmt;
 use crate::calc::html;
-use crate::calc::memory_bars::{self, Breakdown, COLORS, H100_MEMORY};
+use crate::calc::memory_bars::{self, Breakdown, H100_MEMORY};
 use crate::calc::models::{ModelConfig, ModelId};
 use std::fmt::Write as _;
 
@@ -65,11 +65,7 @@ fn part_rows(h: &mut String, rows: &[(String, Breakdown)], lay: Layout) {
         "activations",
     ];
     for (i, name) in names.iter().enumerate() {
-        let _ = write!(
-            h,
-            "<tr><td><span style=\"color:{}\">■</span> {name}</td>",
-            COLORS[i]
-        );
+        memory_bars::part_cell(h, i, name);
         for (z, (_, b)) in rows.iter().enumerate() {
             let sharded = matches!((i, z), (0, 3) | (1, 2..=3) | (2, 1..=3));
             let note = if sharded {

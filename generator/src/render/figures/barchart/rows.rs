@@ -110,21 +110,7 @@ pub(super) fn draw_row<DB: DrawingBackend>(
     }
     let mid = bar_y + BAR_H / 2.0;
     let Some(v) = bar.value else {
-        let lines = wrap(&bar.text, root.dim_in_pixel().0 as f64 - x0 - 24.0, BODY);
-        for (k, l) in lines.iter().enumerate() {
-            let py = (bar_y + LINE_H / 2.0 + k as f64 * LINE_H) as i32;
-            text(
-                root,
-                l,
-                (x0 as i32 + 6, py),
-                BODY,
-                FAIL,
-                Pos::new(HPos::Left, VPos::Center),
-            )?;
-            let tw = text_width(l, BODY);
-            blocked.push((x0 + 6.0, x0 + 6.0 + tw, py as f64 - 8.0, py as f64 + 8.0));
-        }
-        return Ok(());
+        return failure(root, &bar.text, (x0, bar_y), blocked);
     };
     let end = x0 + xpx(v);
     let rect = [
@@ -139,14 +125,7 @@ pub(super) fn draw_row<DB: DrawingBackend>(
     let mut right = end;
     if let Some((lo, hi)) = bar.spread {
         let (a, b) = (x0 + xpx(lo), x0 + xpx(hi));
-        let st = INK.mix(0.75).stroke_width(1);
-        let y = mid as i32;
-        root.draw(&PathElement::new(vec![(a as i32, y), (b as i32, y)], st))
-            .map_err(de)?;
-        for x in [a, b] {
-            root.draw(&PathElement::new(vec![(x as i32, y - 4), (x as i32, y + 4)], st))
-                .map_err(de)?;
-        }
+        whisker(root, (a, b), mid)?;
         right = right.max(b);
     }
     let tw = text_width(&bar.text, BODY);
@@ -164,5 +143,47 @@ pub(super) fn draw_row<DB: DrawingBackend>(
         Pos::new(HPos::Left, VPos::Center),
     )?;
     blocked.push((tx, tx + tw, ty - 8.0, ty + 8.0));
+    Ok(())
+}
+
+/// A row that has no value: its failure text in the bar's place, wrapped to the canvas, each
+/// line's box added to `blocked`.
+fn failure<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    fail_text: &str,
+    (x0, bar_y): (f64, f64),
+    blocked: &mut Vec<(f64, f64, f64, f64)>,
+) -> Result<(), String> {
+    let lines = wrap(fail_text, root.dim_in_pixel().0 as f64 - x0 - 24.0, BODY);
+    for (k, l) in lines.iter().enumerate() {
+        let py = (bar_y + LINE_H / 2.0 + k as f64 * LINE_H) as i32;
+        text(
+            root,
+            l,
+            (x0 as i32 + 6, py),
+            BODY,
+            FAIL,
+            Pos::new(HPos::Left, VPos::Center),
+        )?;
+        let tw = text_width(l, BODY);
+        blocked.push((x0 + 6.0, x0 + 6.0 + tw, py as f64 - 8.0, py as f64 + 8.0));
+    }
+    Ok(())
+}
+
+/// The p10–p90 whisker from x `a` to `b` at height `mid`, with end caps.
+fn whisker<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    (a, b): (f64, f64),
+    mid: f64,
+) -> Result<(), String> {
+    let st = INK.mix(0.75).stroke_width(1);
+    let y = mid as i32;
+    root.draw(&PathElement::new(vec![(a as i32, y), (b as i32, y)], st))
+        .map_err(de)?;
+    for x in [a, b] {
+        root.draw(&PathElement::new(vec![(x as i32, y - 4), (x as i32, y + 4)], st))
+            .map_err(de)?;
+    }
     Ok(())
 }
