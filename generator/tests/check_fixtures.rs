@@ -82,6 +82,7 @@ failing! {
     bad_value_params => "claims" contains "error: cards/basics/bytes.md:17:51: no record of bandwidth/copy_naive has n=7\n  hint: measured: n ∈ {1048576, 16777216, 268435456}";
     ambiguous_value => "claims" contains "error: cards/basics/bytes.md:17:89: bandwidth/copy_naive matches 3 records";
     bad_value_metric => "claims" contains "error: cards/basics/bytes.md:17:117: bandwidth/copy_naive records no metric `tokens_per_s`";
+    typed_number_in_caption => "claims" contains "error: cards/basics/bytes.md:26:1: typed measured number `12 GB/s` in a figure caption";
     unclosed_claim => "claims" contains "error: cards/basics/bytes.md:21:1: `{{claim …}}` is never closed";
     typed_number => "claims" contains "error: cards/basics/bytes.md:19:16: typed measured number `12 GB/s` in prose";
     broken_relative_link => "broken-relative-link" contains "error: cards/basics/bytes.md:13:8: broken link `../paths/nowhere.md`";

@@ -104,6 +104,7 @@ fn check_figure(book: &Book, at: &At, body: &str, lab_fams: &[String], diags: &m
             diags.error(file, line + off, 1, msg).hint(hint);
         }
         Ok(crate::figspec::Figure::Bench(spec)) => {
+            check_caption(at, body, spec.caption.as_deref(), diags);
             for (variant, source) in spec.loc.iter().flatten() {
                 let found = crate::include::parse_source_ref(source)
                     .and_then(|inc| crate::include::extract(&book.root, &inc));
@@ -115,6 +116,25 @@ fn check_figure(book: &Book, at: &At, body: &str, lab_fams: &[String], diags: &m
             }
         }
         Ok(_) => {}
+    }
+}
+
+/// A figure's caption is prose a reader reads: a typed measured number in it is an error like one
+/// in the body (the figure itself shows the measured numbers; the caption says what they are).
+fn check_caption(at: &At, body: &str, caption: Option<&str>, diags: &mut Diagnostics) {
+    let Some(caption) = caption else { return };
+    let line = at.line
+        + body
+            .lines()
+            .position(|l| l.trim_start().starts_with("caption:"))
+            .map_or(0, |i| i + 1);
+    for f in crate::prose::lint::find(caption, None) {
+        diags
+            .error(&at.card.file, line, 1, format!("typed measured number `{}` in a figure caption", f.text))
+            .hint(format!(
+                "the figure shows the measured numbers; say what they are in words, or mark a non-measured number: {}",
+                crate::prose::lint::MARKERS.join(", ")
+            ));
     }
 }
 
