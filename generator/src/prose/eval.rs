@@ -195,6 +195,9 @@ pub enum Verdict {
 
 /// Evaluate a claim on machine `file`.
 pub fn verdict(cond: &Cond, file: &ResultsFile, all: &[&ResultsFile]) -> Verdict {
+    if let Cond::All(parts) = cond {
+        return every(parts, file, all);
+    }
     let refs: Vec<&Ref> = cond.exprs().iter().flat_map(|e| e.refs()).collect();
     let pts = points(&refs, file);
     if pts.is_empty() {
@@ -203,7 +206,29 @@ pub fn verdict(cond: &Cond, file: &ResultsFile, all: &[&ResultsFile]) -> Verdict
     match cond {
         Cond::Compare(exprs, cmps) => compare(exprs, cmps, &pts, file, all),
         Cond::Trend(up, e) => trend(*up, e, &refs, &pts, file, all),
+        Cond::All(parts) => every(parts, file, all),
     }
+}
+
+/// `a and b`: false when a part is false, unchecked when a part cannot be checked, else it
+/// holds at all the parts' points together.
+fn every(parts: &[Cond], file: &ResultsFile, all: &[&ResultsFile]) -> Verdict {
+    let verdicts: Vec<Verdict> = parts.iter().map(|p| verdict(p, file, all)).collect();
+    if let Some(v) = verdicts.iter().find(|v| matches!(v, Verdict::Fails(_))) {
+        return v.clone();
+    }
+    if let Some(v) = verdicts.iter().find(|v| matches!(v, Verdict::Unchecked(_))) {
+        return v.clone();
+    }
+    Verdict::Holds(
+        verdicts
+            .iter()
+            .map(|v| match v {
+                Verdict::Holds(n) => *n,
+                _ => 0,
+            })
+            .sum(),
+    )
 }
 
 fn compare(

@@ -99,6 +99,9 @@ pub enum Cond {
     Compare(Vec<Expr>, Vec<Cmp>),
     /// The expression rises (or falls) strictly along the one `*` parameter.
     Trend(bool, Expr),
+    /// `a > b and c > d`: every part holds. The parts share the closing clauses, and each part
+    /// is checked at its own points, so one sentence can state a pattern across variants.
+    All(Vec<Cond>),
 }
 
 /// A comparison operator.
@@ -180,6 +183,7 @@ impl Cond {
         match self {
             Cond::Compare(e, _) => e.iter().collect(),
             Cond::Trend(_, e) => vec![e],
+            Cond::All(parts) => parts.iter().flat_map(Cond::exprs).collect(),
         }
     }
 }
@@ -227,6 +231,14 @@ mod tests {
             panic!()
         };
         assert_eq!((e.len(), c), (3, vec![Cmp::Le, Cmp::Le]));
+        let Ok(Inline::Claim(Cond::All(parts))) = parse("claim a/x > a/y and decreasing a/x where tp=*") else {
+            panic!("and");
+        };
+        assert!(matches!(parts[..], [Cond::Compare(..), Cond::Trend(false, _)]));
+        let Err((_, msg, _)) = parse("claim a/x > a/y and where tp=*") else {
+            panic!("a dangling and is an error");
+        };
+        assert!(msg.contains("expected"), "{msg}");
         let Ok(Inline::Claim(Cond::Trend(false, _))) = parse("claim decreasing a/x where tp=*") else {
             panic!()
         };

@@ -42,6 +42,7 @@ pub(super) enum RawExpr {
 pub(super) enum RawCond {
     Compare(Vec<RawExpr>, Vec<Cmp>),
     Trend(bool, RawExpr),
+    All(Vec<RawCond>),
 }
 
 impl Parser<'_> {
@@ -97,7 +98,19 @@ impl Parser<'_> {
         }
     }
 
+    /// One statement, or several joined by `and`.
     pub(super) fn cond(&mut self) -> Result<RawCond, Error> {
+        let mut parts = vec![self.statement()?];
+        while self.eat_word("and") {
+            parts.push(self.statement()?);
+        }
+        Ok(match parts.len() {
+            1 => parts.remove(0),
+            _ => RawCond::All(parts),
+        })
+    }
+
+    fn statement(&mut self) -> Result<RawCond, Error> {
         for (w, up) in [("increasing", true), ("decreasing", false)] {
             if self.eat_word(w) {
                 return Ok(RawCond::Trend(up, self.expr()?));
@@ -253,5 +266,8 @@ impl Parser<'_> {
 }
 
 fn is_keyword(w: &str) -> bool {
-    matches!(w, "where" | "by" | "as" | "claim" | "increasing" | "decreasing")
+    matches!(
+        w,
+        "where" | "by" | "as" | "claim" | "increasing" | "decreasing" | "and"
+    )
 }
