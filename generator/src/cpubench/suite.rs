@@ -32,7 +32,7 @@ pub fn measure(
     let run = Run {
         config,
         threads,
-        seed: base_seed(),
+        seed: crate::measure::reference::base_seed(),
         debug: profile == Profile::Debug,
         bar: progress_bar(progress),
     };
@@ -234,19 +234,6 @@ fn records(items: Vec<Item>, key: &str, root: &Path) -> Vec<Record> {
             wall_s: None,
         })
         .collect()
-}
-
-/// Fresh inputs every run: $HDLC_SEED if set (to reproduce a failure), else the clock.
-fn base_seed() -> u64 {
-    std::env::var("HDLC_SEED")
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1)
-        })
 }
 
 fn reference_seed(base: u64, n: usize) -> u64 {

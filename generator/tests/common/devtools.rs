@@ -29,17 +29,9 @@ impl Drop for Browser {
 /// 127.0.0.1 so that a page that reached out would fail instead of waiting.
 pub fn launch(chrome: &Path, profile: &Path) -> Browser {
     let child = std::process::Command::new(chrome)
+        .args(super::CHROME_OFFLINE)
         .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
             "--hide-scrollbars",
-            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
             "--window-size=1400,900",
             "--remote-debugging-port=0",
         ])

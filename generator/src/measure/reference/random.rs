@@ -18,6 +18,20 @@ pub fn uniform(seed: u64, i: u64, lo: f32, hi: f32) -> f32 {
     lo + (hi - lo) * u
 }
 
+/// The run's input seed: `$HDLC_SEED` if set (to reproduce a failure), else the clock, so
+/// every run draws fresh inputs.
+pub fn base_seed() -> u64 {
+    std::env::var("HDLC_SEED")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+        })
+}
+
 /// Derive a seed from a base seed and a label (e.g. "sgemm/sgemm_naive/m=1024").
 pub fn seed_for(base: u64, label: &str) -> u64 {
     let mut h = mix(base);

@@ -231,7 +231,8 @@ mod tests {
             panic!()
         };
         assert_eq!((e.len(), c), (3, vec![Cmp::Le, Cmp::Le]));
-        let Ok(Inline::Claim(Cond::All(parts))) = parse("claim a/x > a/y and decreasing a/x where tp=*") else {
+        let Ok(Inline::Claim(Cond::All(parts))) = parse("claim a/x > a/y and decreasing a/x where tp=*")
+        else {
             panic!("and");
         };
         assert!(matches!(parts[..], [Cond::Compare(..), Cond::Trend(false, _)]));
