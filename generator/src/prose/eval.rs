@@ -144,18 +144,22 @@ pub fn expr_value(e: &Expr, file: &ResultsFile, all: &[&ResultsFile], point: &Po
     }
 }
 
-/// The points of some references on machine `file`: each assignment of their `*` parameters
-/// that all of them have records for (one empty point when there is no `*`).
-pub fn points(refs: &[&Ref], file: &ResultsFile) -> Vec<Point> {
-    let keys: BTreeSet<&String> = refs
-        .iter()
+/// The parameters some reference leaves as `*`.
+fn every_keys<'a>(refs: &[&'a Ref]) -> BTreeSet<&'a String> {
+    refs.iter()
         .flat_map(|r| {
             r.params
                 .iter()
                 .filter(|(_, p)| **p == Param::Every)
                 .map(|(k, _)| k)
         })
-        .collect();
+        .collect()
+}
+
+/// The points of some references on machine `file`: each assignment of their `*` parameters
+/// that all of them have records for (one empty point when there is no `*`).
+pub fn points(refs: &[&Ref], file: &ResultsFile) -> Vec<Point> {
+    let keys = every_keys(refs);
     if keys.is_empty() {
         return vec![Point::new()];
     }
@@ -284,15 +288,7 @@ fn trend(
     file: &ResultsFile,
     all: &[&ResultsFile],
 ) -> Verdict {
-    let keys: BTreeSet<&String> = refs
-        .iter()
-        .flat_map(|r| {
-            r.params
-                .iter()
-                .filter(|(_, p)| **p == Param::Every)
-                .map(|(k, _)| k)
-        })
-        .collect();
+    let keys = every_keys(refs);
     let [key] = keys.into_iter().collect::<Vec<_>>()[..] else {
         return Verdict::Unchecked("a trend needs exactly one `*` parameter".into());
     };
