@@ -36,6 +36,7 @@ class EngineConfig:
     kv_budget_tokens: int  # the KV pool every batched snapshot gets, in tokens
     max_num_seqs_paged: int  # paged snapshots: the blocks, not this cap, should limit the batch
     block_size: int = 16  # tokens per KV block (paged snapshots)
+    max_num_batched_tokens: int = 16384  # new tokens one prefill step may hold (s9 on)
 
 
 def make_requests(seed, n, prompt_len, out_len, n_prefixes, prefix_len, vocab):
@@ -71,4 +72,34 @@ def verify(vocab):
         reqs = make_requests(WORKLOAD_SEED + 1, 6, (20, 40), (3, 10), 2, 16, vocab)
     else:
         reqs = make_requests(WORKLOAD_SEED + 1, 8, (40, 96), (8, 24), 2, 32, vocab)
-    return reqs, engine_config(reqs, 3)
+    # a token budget below the longer prompts, so that s9 packs prefills and s10 splits them
+    return reqs, dataclasses.replace(engine_config(reqs, 3), max_num_batched_tokens=32)
+
+
+def throughput(vocab):
+    """nano-vllm's benchmark shape: 256 requests, prompt and output lengths uniform in 100..1024,
+    random tokens, no shared prefix, all arriving at time zero. The pool holds every request at
+    its full length (no preemption), as on that benchmark's 80 GB card, and up to 256 sequences
+    run at once."""
+    if labkit.QUICK:
+        reqs = make_requests(WORKLOAD_SEED + 2, 12, (10, 40), (4, 16), 1, 0, vocab)
+        return reqs, scale_config(reqs, 8)
+    reqs = make_requests(WORKLOAD_SEED + 2, 256, (100, 1024), (100, 1024), 1, 0, vocab)
+    return reqs, scale_config(reqs, 256)
+
+
+def scale_config(reqs, max_seqs, block_size=16):
+    need = sum(-(-(len(r.prompt) + r.max_tokens) // block_size) for r in reqs) * block_size
+    longest = max(len(r.prompt) + r.max_tokens for r in reqs)
+    max_model_len = -(-longest // block_size) * block_size
+    return EngineConfig(max_seqs, max_model_len, need, max_seqs, block_size)
+
+
+def poisson_arrivals(n, rate_per_s, seed):
+    """Arrival times (s) of n requests at `rate_per_s` on average: exponential gaps, fixed seed,
+    the way vLLM's serving benchmark draws them."""
+    rng, t, out = random.Random(seed), 0.0, []
+    for _ in range(n):
+        out.append(t)
+        t += rng.expovariate(rate_per_s)
+    return out
