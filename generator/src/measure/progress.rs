@@ -66,6 +66,12 @@ impl Progress {
         Progress::new(false, 0, None)
     }
 
+    /// Whether `line` prints now (on a terminal or to stderr): then the caller need not repeat
+    /// the line in its closing notes.
+    pub fn prints_lines(&self) -> bool {
+        matches!(self.sink, Sink::Bar | Sink::Stderr)
+    }
+
     /// A line of the log: above the bar, on standard error, or collected.
     pub fn line(&self, text: &str) {
         match &self.sink {

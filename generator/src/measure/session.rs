@@ -102,7 +102,9 @@ impl<'g> Session<'g> {
         let progress = Progress::new(opts.progress, self.todo.len() + self.labs.len(), expected);
         for line in self.announce(&kern, &labs) {
             progress.line(&line);
-            notes.push(line);
+            if !progress.prints_lines() {
+                notes.push(line); // shown once: live, or with the closing notes
+            }
         }
         let mut measured = self.run_kernels(&progress, stop, files, reader_gbs, notes)?;
         let done = self.run_labs(opts, &progress, stop, files, reader_gbs, notes);
