@@ -90,62 +90,57 @@ impl Site {
         }
     }
 
-    /// Families the book's figures draw from.
-    pub fn needed_families(&self) -> Vec<String> {
-        let labs = crate::figspec::lab_families(&self.book.labs);
-        let mut v: Vec<String> = self
-            .book
-            .cards
-            .iter()
-            .flat_map(|c| crate::markup::scan(c.body(), c.body_offset))
-            .filter_map(|p| match p {
-                crate::markup::Piece::Figure { body, .. } => {
-                    crate::figspec::parse_figure(&body, &crate::render::figures::known(&labs))
-                        .ok()
-                        .and_then(|f| f.bench().map(str::to_string))
-                }
-                _ => None,
-            })
-            .collect();
-        // Only GPU families go to the GPU harness; `cpu` is measured by `cpubench` below.
-        v.retain(|f| measure::families().contains(&f.as_str()));
-        v.sort();
-        v.dedup();
-        v
-    }
-
-    /// The `bench:` of every figure block in the book, as written (checked or not).
-    fn figure_benches(&self) -> Vec<String> {
+    /// The body of every figure block in the book, from one scan of each card.
+    fn figure_bodies(&self) -> Vec<String> {
         self.book
             .cards
             .iter()
             .flat_map(|c| crate::markup::scan(c.body(), c.body_offset))
             .filter_map(|p| match p {
-                crate::markup::Piece::Figure { body, .. } => body.lines().find_map(|l| {
-                    l.trim()
-                        .strip_prefix("bench:")
-                        .map(|v| v.split('#').next().unwrap_or("").trim().to_string())
-                }),
+                crate::markup::Piece::Figure { body, .. } => Some(body),
                 _ => None,
             })
             .collect()
     }
 
-    /// Lab families the book's figures draw from.
-    pub fn needed_lab_families(&self) -> Vec<String> {
-        let labs: Vec<String> = self.book.labs.iter().map(|l| l.family.clone()).collect();
-        let mut v = self.figure_benches();
-        v.retain(|f| labs.contains(f));
-        v.sort();
-        v.dedup();
-        v
+    /// GPU families and lab families the book's figures draw from.
+    fn needed(&self) -> (Vec<String>, Vec<String>) {
+        let figures = self.figure_bodies();
+        let labs = crate::figspec::lab_families(&self.book.labs);
+        let known = crate::render::figures::known(&labs);
+        let mut gpu: Vec<String> = figures
+            .iter()
+            .filter_map(|body| {
+                crate::figspec::parse_figure(body, &known)
+                    .ok()
+                    .and_then(|f| f.bench().map(str::to_string))
+            })
+            .collect();
+        // Only GPU families go to the GPU harness; `cpu` is measured by `cpubench` below.
+        gpu.retain(|f| measure::families().contains(&f.as_str()));
+        gpu.sort();
+        gpu.dedup();
+        // The `bench:` of every figure block as written (checked or not) that names a lab.
+        let mut lab: Vec<String> = figures
+            .iter()
+            .filter_map(|body| {
+                body.lines().find_map(|l| {
+                    l.trim()
+                        .strip_prefix("bench:")
+                        .map(|v| v.split('#').next().unwrap_or("").trim().to_string())
+                })
+            })
+            .filter(|f| self.book.labs.iter().any(|l| &l.family == f))
+            .collect();
+        lab.sort();
+        lab.dedup();
+        (gpu, lab)
     }
 
     /// Stages 3–5. Call only when `load` found no errors.
     pub fn build(&mut self, opts: &BuildOptions) -> anyhow::Result<BuildReport> {
         let t = Instant::now();
-        let families = self.needed_families();
-        let lab_families = self.needed_lab_families();
+        let (families, lab_families) = self.needed();
         let mut measured = measure::measure(&MeasureOptions {
             root: self.root.clone(),
             families: families.clone(),
