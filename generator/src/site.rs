@@ -6,9 +6,10 @@
 
 use crate::diag::Diagnostics;
 use crate::graph::ConceptGraph;
+use crate::measure::Measured;
 use crate::measure::{self, MeasureOptions};
 use crate::model::Book;
-use crate::render::{self, FigureData};
+use crate::render::{self, FigureData, Pages, RenderCache};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -72,21 +73,27 @@ pub fn find_root(start: &Path) -> Option<PathBuf> {
 impl Site {
     /// Stages 1 and 2. Never fails: problems are in `diags`.
     pub fn load(root: &Path) -> Site {
+        let mut site = Site::read(root);
+        let t = Instant::now();
+        let diags = validate_book(&site.book);
+        site.diags.extend(diags);
+        site.timings.push(("validate", t.elapsed()));
+        site
+    }
+
+    /// Stage 1 alone: the book read and its graph built, not validated (`serve` validates
+    /// beside the render of an edit, with [`validate_book`]).
+    pub fn read(root: &Path) -> Site {
         let mut diags = Diagnostics::new();
-        let mut timings = Vec::new();
         let t = Instant::now();
         let book = crate::load::load_book(root, &mut diags);
-        timings.push(("load", t.elapsed()));
-        let t = Instant::now();
-        crate::validate::validate(&book, &mut diags);
         let graph = ConceptGraph::build(&book);
-        timings.push(("validate", t.elapsed()));
         Site {
             root: root.to_path_buf(),
             book,
             graph,
             diags,
-            timings,
+            timings: vec![("load", t.elapsed())],
         }
     }
 
@@ -104,7 +111,7 @@ impl Site {
     }
 
     /// GPU families and lab families the book's figures draw from.
-    fn needed(&self) -> (Vec<String>, Vec<String>) {
+    pub fn needed(&self) -> (Vec<String>, Vec<String>) {
         let figures = self.figure_bodies();
         let labs = crate::figspec::lab_families(&self.book.labs);
         let known = crate::render::figures::known(&labs);
@@ -139,6 +146,18 @@ impl Site {
 
     /// Stages 3–5. Call only when `load` found no errors.
     pub fn build(&mut self, opts: &BuildOptions) -> anyhow::Result<BuildReport> {
+        let measured = self.measure(opts)?;
+        let pages = self.render(&measured, opts, None)?;
+        let out_dir = self.write(&pages, opts)?;
+        Ok(BuildReport {
+            out_dir,
+            pages: pages.len(),
+            notes: measured.notes,
+        })
+    }
+
+    /// Stage 3: the records the figures draw from (measured where stale and a GPU is there).
+    pub fn measure(&mut self, opts: &BuildOptions) -> anyhow::Result<Measured> {
         let t = Instant::now();
         let (families, lab_families) = self.needed();
         let mut measured = measure::measure(&MeasureOptions {
@@ -176,56 +195,61 @@ impl Site {
             }
         }
         self.timings.push(("measure", t.elapsed()));
+        Ok(measured)
+    }
 
+    /// Stage 4: every page, reusing what `cache` holds from an earlier render.
+    pub fn render(
+        &mut self,
+        measured: &Measured,
+        opts: &BuildOptions,
+        cache: Option<&mut RenderCache>,
+    ) -> anyhow::Result<Pages> {
         let t = Instant::now();
-        let figs = FigureData {
-            files: &measured.files,
-            local_device: measured.local_device.as_deref(),
-        };
-        let mut diags = Diagnostics::new();
-        let pages = render::render_with(
-            &self.book,
-            &self.graph,
-            &figs,
-            opts.templates_dir.as_deref(),
-            &mut diags,
-        )?;
+        let pages = render_pages(&self.book, &self.graph, measured, opts, cache);
         self.timings.push(("render", t.elapsed()));
+        let (pages, diags) = pages?;
         let failed = diags.has_errors();
         self.diags.extend(diags);
         if failed {
             anyhow::bail!("rendering found errors; the previous book was left in place");
         }
+        Ok(pages)
+    }
 
+    /// Stage 5: the pages built by mdBook into the output directory, which it returns.
+    pub fn write(&mut self, pages: &Pages, opts: &BuildOptions) -> anyhow::Result<PathBuf> {
         let t = Instant::now();
         let out_dir = opts
             .out_dir
             .clone()
             .unwrap_or_else(|| self.root.join("book/html"));
-        let problems = crate::write::write_book(&self.root, &pages, &out_dir, opts.live_reload)?;
+        let problems = crate::write::write_book(&self.root, pages, &out_dir, opts.live_reload)?;
         self.timings.push(("write", t.elapsed()));
-        if !problems.is_empty() {
-            for p in &problems {
-                let (file, line, col) = self.source_of(p);
-                self.diags
-                    .error(
-                        &file,
-                        line,
-                        col,
-                        format!("{}: `{}` (in {})", p.message, p.url, p.page.display()),
-                    )
-                    .hint("fix the link or asset; the previous book was left in place");
-            }
-            anyhow::bail!(
-                "{} broken link(s) or external resource(s) in the built book",
-                problems.len()
-            );
+        self.fail_on_problems(&problems)?;
+        Ok(out_dir)
+    }
+
+    /// Report broken links or external resources of a built book as errors at their sources.
+    pub fn fail_on_problems(&mut self, problems: &[crate::verify::Problem]) -> anyhow::Result<()> {
+        if problems.is_empty() {
+            return Ok(());
         }
-        Ok(BuildReport {
-            out_dir,
-            pages: pages.len(),
-            notes: measured.notes,
-        })
+        for p in problems {
+            let (file, line, col) = self.source_of(p);
+            self.diags
+                .error(
+                    &file,
+                    line,
+                    col,
+                    format!("{}: `{}` (in {})", p.message, p.url, p.page.display()),
+                )
+                .hint("fix the link or asset; the previous book was left in place");
+        }
+        anyhow::bail!(
+            "{} broken link(s) or external resource(s) in the built book",
+            problems.len()
+        )
     }
 
     /// Map a problem in a built page back to the file an author edits, with a line if found.
@@ -260,4 +284,33 @@ impl Site {
             .collect::<Vec<_>>()
             .join(" · ")
     }
+}
+
+/// Stage 2 over a loaded book: every problem, none fatal here.
+pub fn validate_book(book: &Book) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    crate::validate::validate(book, &mut diags);
+    diags
+}
+
+/// Stage 4 as a function of its inputs (`serve` runs it beside validation); with a cache, what
+/// it holds is reused and this render's results are kept there.
+pub fn render_pages(
+    book: &Book,
+    graph: &ConceptGraph,
+    measured: &Measured,
+    opts: &BuildOptions,
+    cache: Option<&mut RenderCache>,
+) -> anyhow::Result<(Pages, Diagnostics)> {
+    let figs = FigureData {
+        files: &measured.files,
+        local_device: measured.local_device.as_deref(),
+    };
+    let mut diags = Diagnostics::new();
+    let templates = opts.templates_dir.as_deref();
+    let pages = match cache {
+        Some(c) => render::render_incremental(book, graph, &figs, templates, &mut diags, c)?,
+        None => render::render_with(book, graph, &figs, templates, &mut diags)?,
+    };
+    Ok((pages, diags))
 }
