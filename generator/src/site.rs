@@ -97,22 +97,14 @@ impl Site {
         }
     }
 
-    /// The body of every figure block in the book, from one scan of each card.
-    fn figure_bodies(&self) -> Vec<String> {
-        self.book
-            .cards
-            .iter()
-            .flat_map(|c| crate::markup::scan(c.body(), c.body_offset))
-            .filter_map(|p| match p {
-                crate::markup::Piece::Figure { body, .. } => Some(body),
-                _ => None,
-            })
-            .collect()
-    }
-
     /// GPU families and lab families the book's figures draw from.
     pub fn needed(&self) -> (Vec<String>, Vec<String>) {
-        let figures = self.figure_bodies();
+        let figures: Vec<String> = self.book.cards.iter().flat_map(figure_bodies).collect();
+        self.needed_from(&figures)
+    }
+
+    /// GPU families and lab families of the figure blocks `figures` (their bodies).
+    pub fn needed_from(&self, figures: &[String]) -> (Vec<String>, Vec<String>) {
         let labs = crate::figspec::lab_families(&self.book.labs);
         let known = crate::render::figures::known(&labs);
         let mut gpu: Vec<String> = figures
@@ -284,6 +276,17 @@ impl Site {
             .collect::<Vec<_>>()
             .join(" · ")
     }
+}
+
+/// The body of every figure block of a card.
+pub fn figure_bodies(card: &crate::model::Card) -> Vec<String> {
+    crate::markup::scan(card.body(), card.body_offset)
+        .into_iter()
+        .filter_map(|p| match p {
+            crate::markup::Piece::Figure { body, .. } => Some(body),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Stage 2 over a loaded book: every problem, none fatal here.

@@ -13,7 +13,6 @@ use crate::diag::Diagnostics;
 use crate::model::{Book, Card};
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::path::Path;
 
 /// Cached render results; `Default` is empty (a full render).
 ///
@@ -28,16 +27,6 @@ pub struct RenderCache {
     pub(super) map: Option<(u64, String)>,
     /// The pages of the last render.
     pub(super) pages: Pages,
-}
-
-impl RenderCache {
-    /// Would a render of `book` (with the templates of `templates_dir`) keep every page but the
-    /// pages of cards whose body changed? Then the render touches nothing but those cards: no
-    /// map layout, no path pages, which is what lets `serve` start it before validation ends.
-    pub fn front_matches(&self, book: &Book, templates_dir: Option<&Path>) -> anyhow::Result<bool> {
-        let sources = super::templates::sources(templates_dir)?;
-        Ok(self.front == Some(front_key(book, &sources)))
-    }
 }
 
 /// A rendered body and what rendering it reported.

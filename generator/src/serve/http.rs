@@ -44,33 +44,46 @@ impl Version {
     }
 }
 
+/// Threads answering requests: a browser asks for a page's twenty-odd files at once.
+const WORKERS: usize = 4;
+
 /// Answer requests until the server stops: files from `out`, the version counter, and long
 /// polls on it (each waits on its own thread, so files keep being served meanwhile).
 pub fn run(server: tiny_http::Server, out: &Path, version: Arc<Version>) {
-    for req in server.incoming_requests() {
-        let full = req.url().to_string();
-        let url = full.split(['?', '#']).next().unwrap_or("/").to_string();
-        match url.as_str() {
-            "/__hdlc/version" => {
-                let _ = req.respond(tiny_http::Response::from_string(version.get().to_string()));
-            }
-            "/__hdlc/wait" => {
-                let seen = full
-                    .split_once("seen=")
-                    .and_then(|(_, v)| v.split('&').next())
-                    .and_then(|v| v.parse::<u64>().ok());
-                let version = version.clone();
-                std::thread::spawn(move || {
-                    let v = match seen {
-                        Some(s) => version.wait_past(s, Duration::from_secs(25)),
-                        None => version.get(),
-                    };
-                    let _ = req.respond(tiny_http::Response::from_string(v.to_string()));
-                });
-            }
-            _ => {
-                let _ = req.respond(file_response(out, &url));
-            }
+    std::thread::scope(|s| {
+        for _ in 0..WORKERS {
+            s.spawn(|| {
+                while let Ok(req) = server.recv() {
+                    answer(req, out, &version);
+                }
+            });
+        }
+    });
+}
+
+fn answer(req: tiny_http::Request, out: &Path, version: &Arc<Version>) {
+    let full = req.url().to_string();
+    let url = full.split(['?', '#']).next().unwrap_or("/").to_string();
+    match url.as_str() {
+        "/__hdlc/version" => {
+            let _ = req.respond(tiny_http::Response::from_string(version.get().to_string()));
+        }
+        "/__hdlc/wait" => {
+            let seen = full
+                .split_once("seen=")
+                .and_then(|(_, v)| v.split('&').next())
+                .and_then(|v| v.parse::<u64>().ok());
+            let version = version.clone();
+            std::thread::spawn(move || {
+                let v = match seen {
+                    Some(s) => version.wait_past(s, Duration::from_secs(25)),
+                    None => version.get(),
+                };
+                let _ = req.respond(tiny_http::Response::from_string(v.to_string()));
+            });
+        }
+        _ => {
+            let _ = req.respond(file_response(out, &url));
         }
     }
 }

@@ -58,7 +58,8 @@ fn change_of(root: &Path, p: &Path) -> Option<Change> {
 
 pub fn serve(root: &Path, host: &str, port: u16) -> ExitCode {
     let out: PathBuf = root.join("book/html");
-    let mut session = match Session::new(root, &out) {
+    let version = http::Version::new(1);
+    let mut session = match Session::new(root, &out, version.clone()) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -66,7 +67,6 @@ pub fn serve(root: &Path, host: &str, port: u16) -> ExitCode {
         }
     };
     session.rebuild(Change::Book);
-    let version = http::Version::new(1);
     let server = match tiny_http::Server::http((host, port)) {
         Ok(s) => s,
         Err(e) => {

@@ -6,15 +6,18 @@
 //! mdBook — nothing is served before validation passes. The pages are then moved into the
 //! served book, and a full build in the background brings the print page and the search index
 //! up to date (they show every card: a changed card's text is findable a moment later).
-//! The render starts before validation ends only when the edit left every card's and path's
-//! front matter as it was (then the render touches nothing but card bodies, which take any
-//! input); otherwise validation comes first.
+//! The render starts before validation ends whenever the records can be reused (measuring,
+//! which may run kernels, waits for a valid book).
 
 use crate::diag::Diagnostics;
 use crate::measure::Measured;
 use crate::render::{Pages, RenderCache};
-use crate::site::{render_pages, validate_book, BuildOptions, Site};
-use crate::write::live::{LiveBook, Patch};
+use crate::site::{figure_bodies, render_pages, validate_book, BuildOptions, Site};
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use crate::write::live::{LiveBook, Patch, SIDEBAR};
+use super::http::Version;
+use std::sync::Arc;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Sender};
 use std::time::{Duration, Instant};
@@ -39,12 +42,16 @@ pub struct Session {
     live: LiveBook,
     cache: RenderCache,
     records: Option<Records>,
+    /// Figure blocks of each card by the hash of its text: what [`Self::needed`] scanned.
+    figures: HashMap<String, (u64, Vec<String>)>,
     /// Jobs for the background refresh: the served pages and their generation.
     refresh: Sender<(Pages, u64)>,
 }
 
 impl Session {
-    pub fn new(root: &Path, out: &Path) -> anyhow::Result<Session> {
+    /// A session serving `out`; `version` is bumped when the background refresh changes what
+    /// pages show (the sidebar).
+    pub fn new(root: &Path, out: &Path, version: Arc<Version>) -> anyhow::Result<Session> {
         let templates = root.join("generator/src/render/templates");
         let opts = BuildOptions {
             use_gpu: true,
@@ -68,8 +75,10 @@ impl Session {
                 }
                 match refresher.run(&job.0, job.1) {
                     Ok((problems, _)) if !problems.is_empty() => report_problems(&r, &problems),
+                    // A new sidebar (a title changed) shows on every page: reload them.
+                    Ok((_, moved)) if moved.iter().any(|f| SIDEBAR.contains(f)) => version.bump(),
                     Ok(_) => {}
-                    Err(e) => eprintln!("error: refreshing the search index and print page: {e:#}"),
+                    Err(e) => eprintln!("error: refreshing the sidebar, search index and print page: {e:#}"),
                 }
             }
         });
@@ -79,6 +88,7 @@ impl Session {
             live,
             cache: RenderCache::default(),
             records: None,
+            figures: HashMap::new(),
             refresh: tx,
         })
     }
@@ -112,20 +122,24 @@ impl Session {
     /// `Some(what was done)` when the served book changed, `None` when it stayed as it was.
     fn try_rebuild(&mut self) -> anyhow::Result<Option<String>> {
         let mut site = Site::read(&self.root);
-        let needed = site.needed();
+        let needed = self.needed(&site);
         let records_ok = self.records.as_ref().is_some_and(|(k, _)| *k == needed);
-        let early = records_ok
-            && !site.diags.has_errors()
-            && self
-                .cache
-                .front_matches(&site.book, self.opts.templates_dir.as_deref())?;
+        // Measuring may run kernels: only for a book that passed validation.
+        let early = records_ok && !site.diags.has_errors();
         let (validated, early) = std::thread::scope(|s| {
             let book = &site.book;
             let v = s.spawn(move || {
                 let t = Instant::now();
                 (validate_book(book), t.elapsed())
             });
-            let early = early.then(|| self.render_and_patch(&site));
+            // The render takes any input (the map layout is tested on random graphs), but a
+            // book that fails validation is not the renderer's to judge: a panic there is
+            // dropped with the book.
+            let early = early.then(|| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    self.render_and_patch(&site)
+                }))
+            });
             (v.join(), early)
         });
         let (diags, took) = validated.unwrap_or_else(|p| std::panic::resume_unwind(p));
@@ -135,23 +149,43 @@ impl Session {
             return Ok(stopped(&site));
         }
         let done = match early {
-            Some(done) => done?,
+            Some(Ok(done)) => done?,
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
             None => {
-                let t = Instant::now();
                 if !records_ok {
                     self.records = Some((needed, site.measure(&self.opts)?));
                 }
-                site.timings.push(("measure", t.elapsed()));
                 self.render_and_patch(&site)?
             }
         };
         site.diags.extend(done.diags);
         site.timings.push(("render", done.render));
-        site.timings.push(("write", done.write));
+        if done.patch.is_some() {
+            site.timings.push(("write", done.write));
+        }
         if site.diags.report() {
             return Ok(stopped(&site));
         }
         self.serve(&mut site, done.pages, done.patch)
+    }
+
+    /// The families the figures draw from, scanning only cards whose text changed.
+    fn needed(&mut self, site: &Site) -> (Vec<String>, Vec<String>) {
+        let mut figures = Vec::new();
+        let mut memo = HashMap::with_capacity(site.book.cards.len());
+        for card in &site.book.cards {
+            let mut h = DefaultHasher::new();
+            card.source.hash(&mut h);
+            let key = h.finish();
+            let bodies = match self.figures.remove(&card.id) {
+                Some((k, b)) if k == key => b,
+                _ => figure_bodies(card),
+            };
+            figures.extend(bodies.iter().cloned());
+            memo.insert(card.id.clone(), (key, bodies));
+        }
+        self.figures = memo;
+        site.needed_from(&figures)
     }
 
     /// Render from the cache and build the changed pages (not served yet).

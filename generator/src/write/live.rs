@@ -1,18 +1,18 @@
 //! A served book kept up to date page by page (`serve`).
 //!
 //! Why: a full build runs mdBook over every page (about a second for this book), while an edit
-//! to one card changes one page — or, when its title or summary changed, the few pages that
-//! show them (path pages, neighbours' line boxes, the index, the card index, the sidebar).
+//! to one card changes one page — or, when its title or summary changed, the pages that show
+//! them (path pages, neighbours' line boxes and small maps, the index, the card index).
 //!
 //! How: the pages the served book was built from are kept in a scratch mdBook source tree, next
 //! to the book's configuration, theme and assets. For an edit, mdBook builds a small book: the
 //! changed pages and the pages next to them, with only the changed pages' text. A page's HTML
-//! depends on its own Markdown, its name and its neighbours' paths (the previous/next arrows):
-//! the sidebar is in `toc.js`, not in the page. When the sidebar changed (a new title), the small
-//! book keeps every chapter — still with only the changed pages' text — so that `toc.js` and
-//! `toc.html` come out whole. The changed pages' HTML is then moved into the served book.
-//! What depends on every page — the print page and the search index — is rebuilt afterwards by
-//! a full build in the background ([`Refresher`]), whose other pages are the same bytes.
+//! depends on its own Markdown, its name and its neighbours' paths (the previous/next arrows);
+//! the sidebar is not in the page but in `toc.js`. The changed pages' HTML is moved into the
+//! served book. What depends on every page — the sidebar (`toc.js`, `toc.html`: a new title), the
+//! print page and the search index — comes from a full build run afterwards in the background
+//! ([`Refresher`]), whose other pages are the same bytes: building the sidebar needs mdBook to
+//! render every chapter, which is most of a full build.
 
 use super::{config, stage, write_book, write_pages};
 use crate::render::Pages;
@@ -23,7 +23,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// Files of the built book that depend on every page: left to the background refresh.
-pub const LAZY_FILES: [&str; 2] = ["print.html", "searchindex.js"];
+pub const LAZY_FILES: [&str; 4] = ["print.html", "searchindex.js", "toc.js", "toc.html"];
+
+/// Of [`LAZY_FILES`], those every page shows (the sidebar): when they change, pages reload.
+pub const SIDEBAR: [&str; 2] = ["toc.js", "toc.html"];
 
 /// The served book and the scratch tree its pages are patched from.
 pub struct LiveBook {
@@ -36,6 +39,10 @@ pub struct LiveBook {
     mirror: Pages,
     /// Generation of the served book, bumped by every change to it; held while writing it.
     generation: Arc<Mutex<u64>>,
+    /// Most pages a patch may change; beyond, a full build is cheaper (its small book would hold
+    /// nearly every page anyway, and the background refresh builds them all once more).
+    /// Default: a quarter of the pages, at least 8.
+    pub max_patch: Option<usize>,
 }
 
 /// Pages built and ready to be moved into the served book.
@@ -64,6 +71,7 @@ impl LiveBook {
             served: Pages::new(),
             mirror: Pages::new(),
             generation: Arc::new(Mutex::new(0)),
+            max_patch: None,
         };
         live.restage()?;
         Ok(live)
@@ -121,31 +129,24 @@ impl LiveBook {
         if changed.is_empty() {
             return Ok(Some(Patch::default()));
         }
-        // A template edit changes every page: one full build is cheaper than a small one of all.
-        if changed.len() * 4 > pages.len() {
+        if changed.len() > self.max_patch.unwrap_or((pages.len() / 4).max(8)) {
             return Ok(None);
         }
         self.sync_mirror(pages)?;
-        let sidebar = changed.iter().any(|p| p == Path::new("SUMMARY.md"));
         let chapters: HashSet<PathBuf> = changed
             .iter()
             .filter(|p| p.as_path() != Path::new("SUMMARY.md"))
             .cloned()
             .collect();
-        self.small_build(&chapters, sidebar)?;
+        self.small_build(&chapters)?;
         let html = self.scratch.path().join("html");
-        let mut files: Vec<(PathBuf, PathBuf)> = chapters
+        let files = chapters
             .iter()
             .map(|c| {
                 let rel = c.with_extension("html");
                 (rel.clone(), html.join(rel))
             })
             .collect();
-        if sidebar {
-            for f in ["toc.js", "toc.html"] {
-                files.push((PathBuf::from(f), html.join(f)));
-            }
-        }
         Ok(Some(Patch {
             files,
             pages: pages.clone(),
@@ -167,22 +168,20 @@ impl LiveBook {
         Ok(*generation)
     }
 
-    /// mdBook over the scratch tree, reduced to what the changed `chapters` need.
-    fn small_build(&self, chapters: &HashSet<PathBuf>, sidebar: bool) -> anyhow::Result<()> {
+    /// mdBook over the scratch tree, reduced to the changed `chapters` and their neighbours.
+    fn small_build(&self, chapters: &HashSet<PathBuf>) -> anyhow::Result<()> {
         let work = self.scratch.path();
         let config = config(work, true, false)?;
         let mut md = mdbook_driver::MDBook::load_with_config(work, config)
             .map_err(|e| anyhow::anyhow!("mdBook could not load the changed pages: {e:#}"))?;
         let wanted = |p: &Option<PathBuf>| p.as_ref().is_some_and(|p| chapters.contains(p));
+        md.book = neighbourhood(&md.book, &wanted);
         // Pages built only for their place in the book are built without their text.
         md.book.for_each_chapter_mut(|ch| {
             if !wanted(&ch.path) {
                 ch.content.clear();
             }
         });
-        if !sidebar {
-            md.book = neighbourhood(&md.book, &wanted);
-        }
         md.build().map_err(|e| anyhow::anyhow!("mdBook failed: {e:#}"))
     }
 
@@ -254,23 +253,30 @@ pub struct Refresher {
 
 impl Refresher {
     /// Build `pages` in full and, if the served book is still at `generation` (no edit came in
-    /// meanwhile), move its [`LAZY_FILES`] into it. Returns the problems the full build found
-    /// (then nothing is moved) and whether the files were moved.
-    pub fn run(&self, pages: &Pages, generation: u64) -> anyhow::Result<(Vec<crate::verify::Problem>, bool)> {
+    /// meanwhile), move those of its [`LAZY_FILES`] that differ into it. Returns the problems the
+    /// full build found (then nothing is moved) and the files moved.
+    pub fn run(
+        &self,
+        pages: &Pages,
+        generation: u64,
+    ) -> anyhow::Result<(Vec<crate::verify::Problem>, Vec<&'static str>)> {
         let html = self.dir.path().join("html");
         let problems = write_book(&self.root, pages, &html, true)?;
         if !problems.is_empty() {
-            return Ok((problems, false));
+            return Ok((problems, Vec::new()));
         }
         let current = self.generation.lock().expect("not poisoned");
         if *current != generation {
-            return Ok((problems, false));
+            return Ok((problems, Vec::new()));
         }
+        let mut moved = Vec::new();
         for f in LAZY_FILES {
-            if html.join(f).is_file() {
-                replace_file(&html.join(f), &self.out.join(f))?;
+            let (new, served) = (html.join(f), self.out.join(f));
+            if new.is_file() && std::fs::read(&new).ok() != std::fs::read(&served).ok() {
+                replace_file(&new, &served)?;
+                moved.push(f);
             }
         }
-        Ok((problems, true))
+        Ok((problems, moved))
     }
 }
