@@ -65,15 +65,42 @@ impl Piece {
 /// Scan a body. `base` is the byte offset of `body` inside its file, added to every range so
 /// that ranges (and the lines computed from them) refer to the file.
 pub fn scan(body: &str, base: usize) -> Vec<Piece> {
-    let mut pieces = Vec::new();
-    // An open figure or include block: (is_include, body, range).
-    let mut figure: Option<(bool, String, Range<usize>)> = None;
-    let mut in_code = false;
-    // Where `{{` is code or math, not a measured value.
-    let mut literal: Vec<Range<usize>> = Vec::new();
-    // Depth inside raw-HTML elements whose text is not prose (see `html_math`).
-    let mut html_skip = 0usize;
+    let mut s = Scanner {
+        body,
+        base,
+        pieces: Vec::new(),
+        figure: None,
+        in_code: false,
+        literal: Vec::new(),
+        html_skip: 0,
+    };
     for (event, range) in Parser::new_ext(body, options()).into_offset_iter() {
+        s.event(event, range);
+    }
+    let mut pieces = s.pieces;
+    pieces.extend(prose_pieces(body, base, &s.literal));
+    pieces
+}
+
+/// The state of one scan.
+struct Scanner<'a> {
+    body: &'a str,
+    base: usize,
+    pieces: Vec<Piece>,
+    /// An open figure or include block: (is_include, body, range).
+    figure: Option<(bool, String, Range<usize>)>,
+    in_code: bool,
+    /// Where `{{` is code or math, not a measured value.
+    literal: Vec<Range<usize>>,
+    /// Depth inside raw-HTML elements whose text is not prose (see `html_math`).
+    html_skip: usize,
+}
+
+impl Scanner<'_> {
+    /// One parser event: the pieces it starts, ends or is.
+    fn event(&mut self, event: Event, range: Range<usize>) {
+        let (body, base) = (self.body, self.base);
+        let at = |r: &Range<usize>| base + r.start..base + r.end;
         if matches!(
             event,
             Event::Code(_)
@@ -83,78 +110,46 @@ pub fn scan(body: &str, base: usize) -> Vec<Piece> {
                 | Event::InlineHtml(_)
         ) || matches!(event, Event::Start(Tag::CodeBlock(_)))
         {
-            literal.push(range.clone());
+            self.literal.push(range.clone());
         }
         match event {
             Event::Html(_) => html_math(
                 &body[range.clone()],
                 base + range.start,
-                &mut html_skip,
-                &mut pieces,
+                &mut self.html_skip,
+                &mut self.pieces,
             ),
-            Event::Start(Tag::Link { dest_url, .. }) if dest_url.starts_with("card:") => {
-                let target = &dest_url["card:".len()..];
-                let (id, anchor) = match target.split_once('#') {
-                    Some((i, a)) => (i.to_string(), Some(a.to_string())),
-                    None => (target.to_string(), None),
-                };
-                // Locate the literal target text inside the link's source.
-                let src = &body[range.clone()];
-                let at = src
-                    .rfind(dest_url.as_ref())
-                    .map(|i| range.start + i)
-                    .unwrap_or(range.start);
-                pieces.push(Piece::CardLink {
-                    id,
-                    anchor,
-                    range: base + at..base + at + dest_url.len(),
-                });
-            }
+            Event::Start(Tag::Link { dest_url, .. }) if dest_url.starts_with("card:") => self
+                .pieces
+                .push(card_link(&dest_url, &body[range.clone()], base + range.start)),
             Event::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. })
                 if !dest_url.contains("://") && !dest_url.starts_with("mailto:") =>
             {
-                pieces.push(Piece::Link {
+                self.pieces.push(Piece::Link {
                     url: dest_url.to_string(),
-                    range: base + range.start..base + range.end,
+                    range: at(&range),
                 });
             }
-            Event::InlineMath(latex) => pieces.push(Piece::Math {
-                latex: latex.to_string(),
-                display: false,
-                range: base + range.start..base + range.end,
-            }),
-            Event::DisplayMath(latex) => pieces.push(Piece::Math {
-                latex: latex.to_string(),
-                display: true,
-                range: base + range.start..base + range.end,
-            }),
+            Event::InlineMath(latex) => self.math(&latex, false, at(&range)),
+            Event::DisplayMath(latex) => self.math(&latex, true, at(&range)),
             Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info)))
                 if matches!(info.split_whitespace().next(), Some("figure") | Some("include")) =>
             {
                 let is_include = info.split_whitespace().next() == Some("include");
-                figure = Some((is_include, String::new(), base + range.start..base + range.end));
-                in_code = true;
+                self.figure = Some((is_include, String::new(), at(&range)));
+                self.in_code = true;
             }
-            Event::Text(t) if figure.is_some() => {
-                if let Some((_, b, _)) = figure.as_mut() {
+            Event::Text(t) if self.figure.is_some() => {
+                if let Some((_, b, _)) = self.figure.as_mut() {
                     b.push_str(&t);
                 }
             }
-            Event::Text(_) if !in_code => {
-                let src = &body[range.clone()];
-                for (i, _) in src.match_indices('$') {
-                    if !body[..range.start + i].ends_with('\\') {
-                        pieces.push(Piece::StrayDollar {
-                            range: base + range.start + i..base + range.start + i + 1,
-                        });
-                    }
-                }
-            }
-            Event::Start(Tag::CodeBlock(_)) => in_code = true,
+            Event::Text(_) if !self.in_code => self.stray_dollars(range),
+            Event::Start(Tag::CodeBlock(_)) => self.in_code = true,
             Event::End(TagEnd::CodeBlock) => {
-                in_code = false;
-                if let Some((is_include, body, range)) = figure.take() {
-                    pieces.push(if is_include {
+                self.in_code = false;
+                if let Some((is_include, body, range)) = self.figure.take() {
+                    self.pieces.push(if is_include {
                         Piece::Include { body, range }
                     } else {
                         Piece::Figure { body, range }
@@ -164,8 +159,41 @@ pub fn scan(body: &str, base: usize) -> Vec<Piece> {
             _ => {}
         }
     }
-    pieces.extend(prose_pieces(body, base, &literal));
-    pieces
+
+    fn math(&mut self, latex: &str, display: bool, range: Range<usize>) {
+        self.pieces.push(Piece::Math {
+            latex: latex.to_string(),
+            display,
+            range,
+        });
+    }
+
+    /// A `$` in plain text did not open math: an error for `validate` (unless escaped).
+    fn stray_dollars(&mut self, range: Range<usize>) {
+        let src = &self.body[range.clone()];
+        for (i, _) in src.match_indices('$') {
+            if !self.body[..range.start + i].ends_with('\\') {
+                let at = self.base + range.start + i;
+                self.pieces.push(Piece::StrayDollar { range: at..at + 1 });
+            }
+        }
+    }
+}
+
+/// A `[text](card:id#anchor)` link whose source starts at `start`: the range is that of the
+/// literal target text inside the link's source.
+fn card_link(dest_url: &str, src: &str, start: usize) -> Piece {
+    let target = &dest_url["card:".len()..];
+    let (id, anchor) = match target.split_once('#') {
+        Some((i, a)) => (i.to_string(), Some(a.to_string())),
+        None => (target.to_string(), None),
+    };
+    let at = src.rfind(dest_url).map(|i| start + i).unwrap_or(start);
+    Piece::CardLink {
+        id,
+        anchor,
+        range: at..at + dest_url.len(),
+    }
 }
 
 /// The `{{…}}` pieces of a body outside `literal` ranges; a `{{` without `}}` on its line is a

@@ -77,53 +77,91 @@ fn unescape(s: &str) -> String {
         .replace("&#39;", "'")
 }
 
+/// The built tree, read once: every file and folder, the pages and style sheets to check, and
+/// the ids of every page.
+struct Site<'a> {
+    root: &'a Path,
+    /// Every file and folder of the tree, so that ten thousand sidebar links cost set lookups,
+    /// not file-system calls.
+    files: HashSet<PathBuf>,
+    dirs: HashSet<PathBuf>,
+    pages: Vec<PathBuf>,
+    css: Vec<PathBuf>,
+    /// The `id`s of each page, for `#fragment` links.
+    ids: HashMap<PathBuf, HashSet<String>>,
+}
+
 /// Check every HTML and CSS file under `root`.
 pub fn verify_tree(root: &Path) -> Vec<Problem> {
-    let mut pages: Vec<PathBuf> = Vec::new();
-    let mut css: Vec<PathBuf> = Vec::new();
-    // Every file and folder of the tree, so that ten thousand sidebar links cost set lookups,
-    // not file-system calls.
-    let mut files: HashSet<PathBuf> = HashSet::new();
-    let mut dirs: HashSet<PathBuf> = HashSet::new();
-    for e in walkdir::WalkDir::new(root).into_iter().filter_map(|e| e.ok()) {
-        let p = e.path();
-        if e.file_type().is_dir() {
-            dirs.insert(p.to_path_buf());
-        } else {
-            files.insert(p.to_path_buf());
-        }
-        // The print page repeats every chapter (their links are checked there) and the 404 page
-        // resolves against the site root: reading them would only cost time.
-        let rel = p.strip_prefix(root).unwrap_or(p);
-        if rel == Path::new("print.html") || rel == Path::new("404.html") {
-            continue;
-        }
-        match p.extension().and_then(|x| x.to_str()) {
-            Some("html") => pages.push(p.to_path_buf()),
-            Some("css") => css.push(p.to_path_buf()),
-            _ => {}
-        }
-    }
-    pages.sort();
-    css.sort();
-    let mut ids: HashMap<PathBuf, HashSet<String>> = HashMap::new();
-    let mut texts: Vec<(PathBuf, String)> = Vec::new();
-    for p in &pages {
-        let text = std::fs::read_to_string(p).unwrap_or_default();
-        let set = attr_values(&text, "id")
-            .into_iter()
-            .map(|(_, v)| unescape(v))
-            .collect();
-        ids.insert(p.clone(), set);
-        texts.push((p.clone(), text));
-    }
+    let mut site = Site::walk(root);
+    let texts = site.read_pages();
     let mut problems = Vec::new();
     for (page, text) in &texts {
-        let rel = page.strip_prefix(root).unwrap_or(page).to_path_buf();
+        site.check_page(page, text, &mut problems);
+    }
+    for p in &site.css {
+        check_css(root, p, &mut problems);
+    }
+    problems
+}
+
+impl<'a> Site<'a> {
+    /// Walk the tree once and sort the pages and style sheets into a stable order.
+    fn walk(root: &'a Path) -> Site<'a> {
+        let mut site = Site {
+            root,
+            files: HashSet::new(),
+            dirs: HashSet::new(),
+            pages: Vec::new(),
+            css: Vec::new(),
+            ids: HashMap::new(),
+        };
+        for e in walkdir::WalkDir::new(root).into_iter().filter_map(|e| e.ok()) {
+            let p = e.path();
+            if e.file_type().is_dir() {
+                site.dirs.insert(p.to_path_buf());
+            } else {
+                site.files.insert(p.to_path_buf());
+            }
+            // The print page repeats every chapter (their links are checked there) and the 404
+            // page resolves against the site root: reading them would only cost time.
+            let rel = p.strip_prefix(root).unwrap_or(p);
+            if rel == Path::new("print.html") || rel == Path::new("404.html") {
+                continue;
+            }
+            match p.extension().and_then(|x| x.to_str()) {
+                Some("html") => site.pages.push(p.to_path_buf()),
+                Some("css") => site.css.push(p.to_path_buf()),
+                _ => {}
+            }
+        }
+        site.pages.sort();
+        site.css.sort();
+        site
+    }
+
+    /// Read every page and note its ids; returns the texts, in page order.
+    fn read_pages(&mut self) -> Vec<(PathBuf, String)> {
+        let mut texts = Vec::new();
+        for p in &self.pages {
+            let text = std::fs::read_to_string(p).unwrap_or_default();
+            let set = attr_values(&text, "id")
+                .into_iter()
+                .map(|(_, v)| unescape(v))
+                .collect();
+            self.ids.insert(p.clone(), set);
+            texts.push((p.clone(), text));
+        }
+        texts
+    }
+
+    /// Every `href` and `src` of one page.
+    fn check_page(&self, page: &Path, text: &str, problems: &mut Vec<Problem>) {
+        let rel = page.strip_prefix(self.root).unwrap_or(page).to_path_buf();
         // mdBook's 404 page resolves links against the site root (<base>), not its own folder;
         // the print page repeats every chapter's links (a broken one is reported there).
         if rel == Path::new("404.html") || rel == Path::new("print.html") {
-            continue;
+            return;
         }
         for (pos, href) in attr_values(text, "href")
             .into_iter()
@@ -147,98 +185,100 @@ pub fn verify_tree(root: &Path) -> Vec<Problem> {
                 }
                 continue;
             }
-            let (path_part, frag) = match url.split_once('#') {
-                Some((p, f)) => (p, Some(f)),
-                None => (url.as_str(), None),
-            };
-            let path_part = path_part.split('?').next().unwrap_or("");
-            let target = if path_part.is_empty() {
-                page.clone()
-            } else {
-                let joined = page.parent().unwrap_or(root).join(decode(path_part));
-                normalize(&joined)
-            };
-            let target = if dirs.contains(&target) {
-                target.join("index.html")
-            } else {
-                target
-            };
-            if !target.starts_with(root) || !files.contains(&target) {
+            if let Some(message) = self.check_link(page, &rel, &url) {
                 problems.push(Problem {
                     page: rel.clone(),
-                    message: "broken link: target does not exist".into(),
-                    url: url.clone(),
+                    message: message.into(),
+                    url,
                 });
-                continue;
-            }
-            if let Some(f) = frag {
-                let f = decode(f);
-                if f.is_empty() || rel == Path::new("print.html") {
-                    continue;
-                }
-                if let Some(set) = ids.get(&target) {
-                    if !set.contains(&f) {
-                        problems.push(Problem {
-                            page: rel.clone(),
-                            message: "broken anchor: no element with this id".into(),
-                            url: url.clone(),
-                        });
-                    }
-                }
             }
         }
     }
-    for p in &css {
-        let text = std::fs::read_to_string(p).unwrap_or_default();
-        let rel = p.strip_prefix(root).unwrap_or(p).to_path_buf();
-        for (i, _) in text.match_indices("url(") {
-            let rest = &text[i + 4..];
-            let end = rest.find(')').unwrap_or(rest.len());
-            let url = rest[..end]
-                .trim()
-                .trim_matches(|c| c == '"' || c == '\'')
-                .to_string();
-            // `@namespace m url(...)` names a namespace; nothing is fetched.
-            let line_start = text[..i].rfind('\n').map(|n| n + 1).unwrap_or(0);
-            if text[line_start..i].trim_start().starts_with("@namespace")
-                || url.starts_with("data:")
-                || url.starts_with('#')
-            {
-                continue;
-            }
-            if is_external(&url) {
-                problems.push(Problem {
-                    page: rel.clone(),
-                    message: "external resource in CSS".into(),
-                    url,
-                });
-            } else if !normalize(
-                &p.parent()
-                    .unwrap_or(root)
-                    .join(decode(url.split(['?', '#']).next().unwrap_or(""))),
-            )
-            .exists()
-            {
-                problems.push(Problem {
-                    page: rel.clone(),
-                    message: "CSS refers to a missing file".into(),
-                    url,
-                });
-            }
+
+    /// What is wrong with a link inside the book, if anything: its file must exist (a folder
+    /// means its index.html) and its fragment must be an id on that page.
+    fn check_link(&self, page: &Path, rel: &Path, url: &str) -> Option<&'static str> {
+        let (path_part, frag) = match url.split_once('#') {
+            Some((p, f)) => (p, Some(f)),
+            None => (url, None),
+        };
+        let path_part = path_part.split('?').next().unwrap_or("");
+        let target = if path_part.is_empty() {
+            page.to_path_buf()
+        } else {
+            let joined = page.parent().unwrap_or(self.root).join(decode(path_part));
+            normalize(&joined)
+        };
+        let target = if self.dirs.contains(&target) {
+            target.join("index.html")
+        } else {
+            target
+        };
+        if !target.starts_with(self.root) || !self.files.contains(&target) {
+            return Some("broken link: target does not exist");
         }
-        if text.contains("@import")
-            && (text.contains("@import url(\"http")
-                || text.contains("@import \"http")
-                || text.contains("@import 'http"))
+        let f = decode(frag?);
+        if f.is_empty() || rel == Path::new("print.html") {
+            return None;
+        }
+        match self.ids.get(&target) {
+            Some(set) if !set.contains(&f) => Some("broken anchor: no element with this id"),
+            _ => None,
+        }
+    }
+}
+
+/// Every `url(…)` of a style sheet must be local and exist, and nothing may be `@import`ed
+/// from the network.
+fn check_css(root: &Path, p: &Path, problems: &mut Vec<Problem>) {
+    let text = std::fs::read_to_string(p).unwrap_or_default();
+    let rel = p.strip_prefix(root).unwrap_or(p).to_path_buf();
+    for (i, _) in text.match_indices("url(") {
+        let rest = &text[i + 4..];
+        let end = rest.find(')').unwrap_or(rest.len());
+        let url = rest[..end]
+            .trim()
+            .trim_matches(|c| c == '"' || c == '\'')
+            .to_string();
+        // `@namespace m url(...)` names a namespace; nothing is fetched.
+        let line_start = text[..i].rfind('\n').map(|n| n + 1).unwrap_or(0);
+        if text[line_start..i].trim_start().starts_with("@namespace")
+            || url.starts_with("data:")
+            || url.starts_with('#')
+        {
+            continue;
+        }
+        if is_external(&url) {
+            problems.push(Problem {
+                page: rel.clone(),
+                message: "external resource in CSS".into(),
+                url,
+            });
+        } else if !normalize(
+            &p.parent()
+                .unwrap_or(root)
+                .join(decode(url.split(['?', '#']).next().unwrap_or(""))),
+        )
+        .exists()
         {
             problems.push(Problem {
                 page: rel.clone(),
-                message: "external @import in CSS".into(),
-                url: "@import".into(),
+                message: "CSS refers to a missing file".into(),
+                url,
             });
         }
     }
-    problems
+    if text.contains("@import")
+        && (text.contains("@import url(\"http")
+            || text.contains("@import \"http")
+            || text.contains("@import 'http"))
+    {
+        problems.push(Problem {
+            page: rel,
+            message: "external @import in CSS".into(),
+            url: "@import".into(),
+        });
+    }
 }
 
 /// Resolve `.` and `..` without touching the file system.

@@ -1,6 +1,9 @@
-//! The subway map in a real browser: build the valid fixture book, serve it on 127.0.0.1, drive
-//! headless Chromium over the DevTools protocol, click a station and land on its card page;
-//! hover a legend entry and see its line highlighted; zoom; save screenshots to look at.
+//! The subway map in a real browser, driven over the DevTools protocol: on the fixture book,
+//! click a station and land on its card, highlight a line from the legend, zoom; on the real
+//! book, the bars a reader sees at 1400 × 900 (every name shown at 10 px or more, the map a
+//! landscape rectangle filling the window, the index's map above the fold), the explorer (pan
+//! and zoom by wheel, drag, pinch and keys; areas that open; line switches; station search;
+//! `#line=`), and the page at 390 px. Screenshots go to the test's temporary folder.
 //!
 //! Needs no crate beyond what the generator already has: the DevTools websocket is spoken with a
 //! few lines over `std::net` (client frames masked, text only), JSON with `serde_json`.
@@ -9,348 +12,52 @@
 mod common;
 
 use assert_cmd::Command;
-use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use common::devtools::{self, Tab};
+use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
-/// A static file server for the built book, one thread per connection.
-fn serve(root: PathBuf) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let root = root.clone();
-            std::thread::spawn(move || {
-                let _ = answer(stream, &root);
-            });
-        }
-    });
-    port
+fn browser_or_skip() -> bool {
+    if Path::new(CHROMIUM).exists() {
+        return true;
+    }
+    if std::env::var("HDLC_REQUIRE_BROWSER").as_deref() == Ok("1") {
+        panic!("HDLC_REQUIRE_BROWSER=1 but {CHROMIUM} is missing");
+    }
+    eprintln!("skipped: {CHROMIUM} not found (set HDLC_REQUIRE_BROWSER=1 to make this an error)");
+    false
 }
 
-fn answer(mut stream: TcpStream, root: &Path) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut line = String::new();
-    reader.read_line(&mut line)?;
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h)? == 0 || h == "\r\n" || h == "\n" {
-            break;
-        }
-    }
-    let path = line.split_whitespace().nth(1).unwrap_or("/");
-    let path = path
-        .split(['?', '#'])
-        .next()
-        .unwrap_or("/")
-        .trim_start_matches('/');
-    let mut file = root.join(if path.is_empty() { "index.html" } else { path });
-    if file.is_dir() {
-        file = file.join("index.html");
-    }
-    let inside = file
-        .canonicalize()
-        .map(|f| f.starts_with(root.canonicalize().unwrap()))
-        .unwrap_or(false);
-    match std::fs::read(&file) {
-        Ok(body) if inside => {
-            let ct = match file.extension().and_then(|e| e.to_str()) {
-                Some("html") => "text/html; charset=utf-8",
-                Some("css") => "text/css",
-                Some("js") => "text/javascript",
-                Some("svg") => "image/svg+xml",
-                Some("png") => "image/png",
-                Some("woff2") => "font/woff2",
-                Some("json") => "application/json",
-                _ => "application/octet-stream",
-            };
-            write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: {ct}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            )?;
-            stream.write_all(&body)?;
-        }
-        _ => {
-            stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")?;
-        }
-    }
-    stream.flush()
+fn open(ws: &mut Tab, url: &str, ready: &str) {
+    ws.call("Page.navigate", json!({ "url": url }));
+    ws.wait_for(
+        &format!(
+            "document.readyState === 'complete' && location.href === {} && ({ready})",
+            json!(url)
+        ),
+        url,
+    );
 }
 
-/// Plain HTTP GET on localhost (the DevTools target list). DevTools keeps the connection
-/// open, so the body is read by its Content-Length.
-fn http_get(port: u16, path: &str) -> std::io::Result<String> {
-    let mut s = TcpStream::connect(("127.0.0.1", port))?;
-    s.set_read_timeout(Some(Duration::from_secs(5)))?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
-    )?;
-    let mut reader = BufReader::new(s);
-    let mut len = 0usize;
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h)? == 0 || h.trim().is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            if k.eq_ignore_ascii_case("content-length") {
-                len = v.trim().parse().unwrap_or(0);
-            }
-        }
-    }
-    let mut body = vec![0u8; len];
-    reader.read_exact(&mut body)?;
-    Ok(String::from_utf8_lossy(&body).into_owned())
+/// The page's viewport, as a reader's window (headless Chromium's window has no chrome, but
+/// its size is the window's, not the page's).
+fn viewport(ws: &mut Tab, w: u32, h: u32, mobile: bool) {
+    ws.call(
+        "Emulation.setDeviceMetricsOverride",
+        json!({"width": w, "height": h, "deviceScaleFactor": 1, "mobile": mobile}),
+    );
 }
 
-/// The smallest websocket client the DevTools protocol needs.
-struct Ws {
-    stream: TcpStream,
-    next_id: u64,
-}
-
-impl Ws {
-    fn connect(port: u16, path: &str) -> Ws {
-        let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        write!(
-            stream,
-            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: aGRsYy1tYXAtdGVzdC1rZXk=\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        )
-        .unwrap();
-        // Read the handshake response byte by byte up to the blank line.
-        let mut head = Vec::new();
-        let mut b = [0u8; 1];
-        while !head.ends_with(b"\r\n\r\n") {
-            stream.read_exact(&mut b).unwrap();
-            head.push(b[0]);
-        }
-        let head = String::from_utf8_lossy(&head);
-        assert!(
-            head.starts_with("HTTP/1.1 101"),
-            "websocket handshake refused: {head}"
-        );
-        Ws { stream, next_id: 1 }
-    }
-
-    fn send_text(&mut self, text: &str) {
-        let payload = text.as_bytes();
-        let mut frame = vec![0x81u8];
-        let mask = [0x37u8, 0xfa, 0x21, 0x3d];
-        match payload.len() {
-            n if n < 126 => frame.push(0x80 | n as u8),
-            n if n < 65536 => {
-                frame.push(0x80 | 126);
-                frame.extend_from_slice(&(n as u16).to_be_bytes());
-            }
-            n => {
-                frame.push(0x80 | 127);
-                frame.extend_from_slice(&(n as u64).to_be_bytes());
-            }
-        }
-        frame.extend_from_slice(&mask);
-        frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
-        self.stream.write_all(&frame).unwrap();
-    }
-
-    fn read_message(&mut self) -> String {
-        let mut data = Vec::new();
-        loop {
-            let mut h = [0u8; 2];
-            self.stream.read_exact(&mut h).unwrap();
-            let (fin, op) = (h[0] & 0x80 != 0, h[0] & 0x0f);
-            let mut len = (h[1] & 0x7f) as u64;
-            if len == 126 {
-                let mut l = [0u8; 2];
-                self.stream.read_exact(&mut l).unwrap();
-                len = u16::from_be_bytes(l) as u64;
-            } else if len == 127 {
-                let mut l = [0u8; 8];
-                self.stream.read_exact(&mut l).unwrap();
-                len = u64::from_be_bytes(l);
-            }
-            let mut payload = vec![0u8; len as usize];
-            self.stream.read_exact(&mut payload).unwrap();
-            match op {
-                0x9 => continue, // ping: DevTools does not send these; ignore
-                0x8 => panic!("DevTools closed the connection"),
-                _ => data.extend(payload),
-            }
-            if fin {
-                return String::from_utf8(data).unwrap();
-            }
-        }
-    }
-
-    /// Send a command and wait for its answer (events in between are dropped).
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send_text(&json!({"id": id, "method": method, "params": params}).to_string());
-        loop {
-            let v: Value = serde_json::from_str(&self.read_message()).unwrap();
-            if v["id"].as_u64() == Some(id) {
-                assert!(v.get("error").is_none(), "{method} failed: {v}");
-                return v["result"].clone();
-            }
-        }
-    }
-
-    fn eval(&mut self, expr: &str) -> Value {
-        let r = self.call(
-            "Runtime.evaluate",
-            json!({"expression": expr, "returnByValue": true, "awaitPromise": true}),
-        );
-        assert!(r.get("exceptionDetails").is_none(), "{expr} threw: {r}");
-        r["result"]["value"].clone()
-    }
-
-    fn wait_for(&mut self, expr: &str, what: &str) -> Value {
-        let t = Instant::now();
-        loop {
-            let v = self.eval(expr);
-            if !(v.is_null() || v == json!(false) || v == json!("")) {
-                return v;
-            }
-            assert!(
-                t.elapsed() < Duration::from_secs(30),
-                "timed out waiting for {what}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn click_at(&mut self, x: f64, y: f64) {
-        for (t, buttons) in [("mouseMoved", 0), ("mousePressed", 1), ("mouseReleased", 0)] {
-            self.call(
-                "Input.dispatchMouseEvent",
-                json!({"type": t, "x": x, "y": y, "button": "left", "buttons": buttons, "clickCount": 1}),
-            );
-        }
-    }
-
-    fn screenshot(&mut self, to: &Path) {
-        let r = self.call("Page.captureScreenshot", json!({"format": "png"}));
-        std::fs::write(to, base64_decode(r["data"].as_str().unwrap())).unwrap();
-    }
-}
-
-fn base64_decode(s: &str) -> Vec<u8> {
-    let val = |c: u8| -> u32 {
-        match c {
-            b'A'..=b'Z' => (c - b'A') as u32,
-            b'a'..=b'z' => (c - b'a') as u32 + 26,
-            b'0'..=b'9' => (c - b'0') as u32 + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => 0,
-        }
-    };
-    let bytes: Vec<u8> = s.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
-    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
-    for chunk in bytes.chunks(4) {
-        let pad = chunk.iter().filter(|&&c| c == b'=').count();
-        let n = chunk.iter().fold(0u32, |acc, &c| (acc << 6) | val(c)) << (6 * (4 - chunk.len()));
-        let b = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&b[..3 - pad.min(2)]);
-    }
-    out
-}
-
-/// Chromium with a fresh profile and DevTools on a port of its choosing.
-struct Browser {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn launch(profile: &Path) -> Browser {
-    let child = std::process::Command::new(CHROMIUM)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-            "--window-size=1400,900",
-            "--remote-debugging-port=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg("about:blank")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("chromium starts");
-    let mut browser = Browser { child, port: 0 };
-    let file = profile.join("DevToolsActivePort");
-    let t = Instant::now();
-    loop {
-        if let Some(port) = std::fs::read_to_string(&file)
-            .ok()
-            .and_then(|s| s.lines().next()?.trim().parse().ok())
-        {
-            browser.port = port;
-            return browser;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(30),
-            "chromium did not open DevTools"
-        );
-        if let Ok(Some(status)) = browser.child.try_wait() {
-            panic!("chromium exited: {status}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn page_ws(port: u16) -> Ws {
-    let t = Instant::now();
-    loop {
-        if let Ok(body) = http_get(port, "/json/list") {
-            if let Ok(Value::Array(targets)) = serde_json::from_str::<Value>(&body) {
-                if let Some(url) = targets
-                    .iter()
-                    .find(|t| t["type"] == "page")
-                    .and_then(|t| t["webSocketDebuggerUrl"].as_str())
-                {
-                    let path = url.splitn(4, '/').nth(3).map(|p| format!("/{p}")).unwrap();
-                    return Ws::connect(port, &path);
-                }
-            }
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(30),
-            "no page target in DevTools"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+/// Everything the page loaded came from the book itself.
+fn no_network(ws: &mut Tab) {
+    let foreign = ws.eval("performance.getEntriesByType('resource').map(e => e.name).filter(n => !n.startsWith(location.origin))");
+    assert_eq!(foreign, json!([]), "the page loads nothing from elsewhere");
 }
 
 #[test]
 fn clicking_a_station_on_the_map_opens_its_card() {
-    if !Path::new(CHROMIUM).exists() {
-        if std::env::var("HDLC_REQUIRE_BROWSER").as_deref() == Ok("1") {
-            panic!("HDLC_REQUIRE_BROWSER=1 but {CHROMIUM} is missing");
-        }
-        eprintln!("skipped: {CHROMIUM} not found (set HDLC_REQUIRE_BROWSER=1 to make this an error)");
+    if !browser_or_skip() {
         return;
     }
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -372,29 +79,22 @@ fn clicking_a_station_on_the_map_opens_its_card() {
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
-    let site = serve(out.clone());
-    let origin = format!("http://127.0.0.1:{site}");
-
-    let browser = launch(&tmp.path().join("profile"));
-    let mut ws = page_ws(browser.port);
+    let origin = common::serve(&out.clone());
+    let browser = devtools::launch(Path::new(CHROMIUM), &tmp.path().join("profile"));
+    let mut ws = Tab::first(&browser);
     ws.call("Page.enable", json!({}));
     ws.call("Runtime.enable", json!({}));
-    ws.call("Page.navigate", json!({"url": format!("{origin}/map.html")}));
-    ws.wait_for(
-        "document.readyState === 'complete' && !!document.querySelector('svg.hdlc-subway .hdlc-stop') && location.pathname.endsWith('map.html')",
-        "the map page",
+    open(
+        &mut ws,
+        &format!("{origin}/map.html"),
+        "!!document.querySelector('.hdlc-mapview.hdlc-js')",
     );
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     ws.screenshot(&shots.join("browser-map.png"));
-
-    // Everything the page loaded came from the book itself: no network.
-    let foreign = ws.eval("performance.getEntriesByType('resource').map(e => e.name).filter(n => !n.startsWith(location.origin))");
-    assert_eq!(foreign, json!([]), "the map page loads nothing from elsewhere");
+    no_network(&mut ws);
 
     // Hovering a legend entry highlights its line and fades the rest.
-    let legend = ws.eval(
-        "(() => { const e = document.querySelector('.hdlc-legend-item'); e.scrollIntoView({block: 'center', inline: 'center'}); const r = e.getBoundingClientRect(); return {x: r.left + 20, y: r.top + r.height / 2, line: e.getAttribute('data-line')}; })()",
-    );
+    let legend = ws.eval("(() => { const e = document.querySelector('.hdlc-maplegend-line a'); const r = e.getBoundingClientRect(); return {x: r.left + 10, y: r.top + r.height / 2, line: e.getAttribute('data-line')}; })()");
     ws.call(
         "Input.dispatchMouseEvent",
         json!({"type": "mouseMoved", "x": legend["x"], "y": legend["y"]}),
@@ -405,28 +105,21 @@ fn clicking_a_station_on_the_map_opens_its_card() {
         json!([legend["line"]]),
         "hovering the legend highlights exactly its line"
     );
-    ws.screenshot(&shots.join("browser-map-highlight.png"));
     ws.call(
         "Input.dispatchMouseEvent",
-        json!({"type": "mouseMoved", "x": 1, "y": 1}),
+        json!({"type": "mouseMoved", "x": 700, "y": 880}),
     );
 
-    // Keyboard: stations and legend entries are focusable links.
-    let focusable = ws.eval("(() => { const a = document.querySelector('.hdlc-legend-item'); a.focus(); const ok = document.activeElement === a && document.querySelector('svg.hdlc-subway').classList.contains('hdlc-focused'); a.blur(); const s = document.querySelector('.hdlc-stop'); s.focus(); return ok && document.activeElement === s; })()");
-    assert_eq!(
-        focusable,
-        json!(true),
-        "legend entries and stations take keyboard focus"
-    );
+    // Keyboard: stations are focusable links.
+    let focusable = ws.eval("(() => { const s = document.querySelector('.hdlc-stop'); s.focus(); return document.activeElement === s; })()");
+    assert_eq!(focusable, json!(true), "stations take keyboard focus");
 
-    // Zoom buttons change the drawing's size.
-    let zoom = ws.eval("(() => { const svg = document.querySelector('svg.hdlc-subway'); const w0 = svg.getBoundingClientRect().width; const b = document.querySelector('.hdlc-map-tools [data-zoom=\"in\"]'); if (!b) return 'no zoom buttons'; b.click(); const w1 = svg.getBoundingClientRect().width; document.querySelector('.hdlc-map-tools [data-zoom=\"reset\"]').click(); return w1 > w0 * 1.1 && Math.abs(svg.getBoundingClientRect().width - w0) < 1; })()");
-    assert_eq!(zoom, json!(true), "zoom in grows the map, reset restores it");
+    // Zoom buttons change the scale; "전체" brings the whole map back.
+    let zoom = ws.eval("(() => { const p = document.querySelector('.hdlc-mapport'); const s0 = +p.dataset.scale; document.querySelector('[data-act=out]').click(); const s1 = +p.dataset.scale; document.querySelector('[data-act=fit]').click(); return s1 < s0 && Math.abs(+p.dataset.scale - s0) < 1e-6; })()");
+    assert_eq!(zoom, json!(true), "zoom out shrinks the map, 전체 restores it");
 
-    // Click a station with a real mouse click at its marker and land on its card.
-    let stop = ws.eval(
-        "(() => { const a = document.querySelector('.hdlc-stop'); const m = a.querySelector('.hdlc-station'); m.scrollIntoView({block: 'center', inline: 'center'}); const r = m.getBoundingClientRect(); return {x: r.left + r.width / 2, y: r.top + r.height / 2, href: a.getAttribute('href')}; })()",
-    );
+    // A real mouse click on a station's marker lands on its card.
+    let stop = ws.eval("(() => { const a = document.querySelector('.hdlc-stop'); const r = a.querySelector('.hdlc-station').getBoundingClientRect(); return {x: r.left + r.width / 2, y: r.top + r.height / 2, href: a.getAttribute('href')}; })()");
     let href = stop["href"].as_str().unwrap().to_string();
     assert!(href.starts_with("cards/") && href.ends_with(".html"), "{href}");
     ws.click_at(stop["x"].as_f64().unwrap(), stop["y"].as_f64().unwrap());
@@ -442,7 +135,242 @@ fn clicking_a_station_on_the_map_opens_its_card() {
         "!!document.querySelector('.hdlc-lines[data-card=\"{id}\"]')"
     ));
     assert_eq!(on_card, json!(true), "the page is the card's page");
-    ws.screenshot(&shots.join("browser-card.png"));
-    eprintln!("screenshots: {}", shots.join("browser-map.png").display());
+    drop(browser);
+}
+
+/// Font size on screen (px) of every station name shown in the viewport, and of the area names.
+const SHOWN_TEXT: &str = "(() => { const port = document.querySelector('.hdlc-mapport'); const pr = port.getBoundingClientRect(); const svg = port.querySelector('svg'); const k = svg.getScreenCTM().a; const inView = r => r.width > 0 && r.right > pr.left && r.left < pr.right && r.bottom > pr.top && r.top < pr.bottom; const labels = [...svg.querySelectorAll('.hdlc-label')].filter(t => getComputedStyle(t).display !== 'none' && inView(t.getBoundingClientRect())).map(t => parseFloat(getComputedStyle(t).fontSize) * k); const chips = [...document.querySelectorAll('.hdlc-mapchip')].filter(c => c.offsetParent && inView(c.getBoundingClientRect())).map(c => parseFloat(getComputedStyle(c).fontSize)); return {labels, chips, cut: [...svg.querySelectorAll('text')].filter(t => t.textContent.endsWith('…')).length}; })()";
+
+#[test]
+fn the_real_map_fits_the_window_and_opens_by_area() {
+    if !browser_or_skip() {
+        return;
+    }
+    let book = common::build_real_book();
+    let origin = common::serve(&book.path().join("html"));
+    let profile = tempfile::tempdir().unwrap();
+    let browser = devtools::launch(Path::new(CHROMIUM), profile.path());
+    let mut ws = Tab::first(&browser);
+    ws.call("Page.enable", json!({}));
+    ws.call("Runtime.enable", json!({}));
+    viewport(&mut ws, 1400, 900, false);
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    open(
+        &mut ws,
+        &format!("{origin}/map.html"),
+        "!!document.querySelector('.hdlc-mapview.hdlc-js')",
+    );
+    ws.screenshot(&shots.join("real-map-1400.png"));
+    no_network(&mut ws);
+
+    // The map fills the window under the menu bar, and is a landscape rectangle of at most 1.8:1.
+    let frame = ws.eval("(() => { const r = document.querySelector('.hdlc-mapview').getBoundingClientRect(); const s = document.querySelector('svg.hdlc-subway'); return {left: r.left, right: r.right, top: r.top, bottom: r.bottom, aspect: s.dataset.width / s.dataset.height, w: innerWidth, h: innerHeight}; })()");
+    assert_eq!(frame["left"].as_f64(), Some(0.0), "{frame}");
+    assert!(
+        frame["right"].as_f64() == frame["w"].as_f64()
+            && frame["bottom"].as_f64() == frame["h"].as_f64()
+            && frame["top"].as_f64().unwrap() <= 60.0,
+        "the map fills the window: {frame}"
+    );
+    let aspect = frame["aspect"].as_f64().unwrap();
+    assert!(
+        (1.0..=1.8).contains(&aspect),
+        "landscape, at most 1.8:1: {aspect}"
+    );
+
+    // Fitted to the window: every name shown is at least 10 px tall, none cut short. The
+    // whole map at once is the overview by area; station names show once readable.
+    let fit = ws.eval(SHOWN_TEXT);
+    eprintln!(
+        "at fit: {} station names, {} area names shown",
+        fit["labels"].as_array().unwrap().len(),
+        fit["chips"].as_array().unwrap().len()
+    );
+    assert!(
+        fit["chips"].as_array().unwrap().len() >= 5,
+        "the overview names the areas: {fit}"
+    );
+    for v in fit["labels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(fit["chips"].as_array().unwrap())
+    {
+        assert!(
+            v.as_f64().unwrap() >= 10.0 - 1e-6,
+            "a name shown at {v} px at fit"
+        );
+    }
+    assert_eq!(fit["cut"], json!(0), "no name is cut short");
+
+    // Each area opens at a readable size with its stations in view.
+    let areas = ws.eval("[...document.querySelectorAll('.hdlc-mapchip')].map(c => c.dataset.area)");
+    for area in areas.as_array().unwrap() {
+        let a = area.as_str().unwrap();
+        ws.eval(&format!("document.querySelector('[data-act=fit]').click(); document.querySelector('.hdlc-mapchip[data-area=\"{a}\"]').click(); true"));
+        let shown = ws.eval(SHOWN_TEXT);
+        let labels = shown["labels"].as_array().unwrap();
+        let mine = ws.eval(&format!("(() => {{ const pr = document.querySelector('.hdlc-mapport').getBoundingClientRect(); return [...document.querySelectorAll('.hdlc-stop[data-area=\"{a}\"] .hdlc-label')].filter(t => {{ const r = t.getBoundingClientRect(); return r.width > 0 && r.left >= pr.left && r.right <= pr.right && r.top >= pr.top && r.bottom <= pr.bottom; }}).length; }})()"));
+        assert!(
+            !labels.is_empty() && mine.as_u64().unwrap() >= 3,
+            "area {a} opens with its names in view: {shown} {mine}"
+        );
+        for v in labels {
+            assert!(v.as_f64().unwrap() >= 10.0 - 1e-6, "area {a}: a name at {v} px");
+        }
+    }
+    ws.screenshot(&shots.join("real-map-area.png"));
+
+    explorer(&mut ws);
+    drop(browser);
+}
+
+/// Pan and zoom by wheel, drag, keys and pinch; line switches; station search; `#line=`.
+fn explorer(ws: &mut Tab) {
+    let scale = |ws: &mut Tab| {
+        let v = ws.eval("document.querySelector('.hdlc-mapport') ? +document.querySelector('.hdlc-mapport').dataset.scale : location.href");
+        v.as_f64().unwrap_or_else(|| panic!("left the map: {v}"))
+    };
+    let stage = |ws: &mut Tab| ws.eval("document.querySelector('.hdlc-mapstage').style.transform");
+    ws.eval("document.querySelector('[data-act=fit]').click(); true");
+    let s0 = scale(ws);
+    ws.call(
+        "Input.dispatchMouseEvent",
+        json!({"type": "mouseWheel", "x": 500, "y": 400, "deltaX": 0, "deltaY": -400}),
+    );
+    let s1 = scale(ws);
+    assert!(s1 > s0 * 1.2, "the wheel zooms in: {s0} → {s1}");
+    let before = stage(ws);
+    for (t, x, b) in [
+        ("mousePressed", 500, 1),
+        ("mouseMoved", 560, 1),
+        ("mouseMoved", 640, 1),
+        ("mouseReleased", 640, 0),
+    ] {
+        ws.call(
+            "Input.dispatchMouseEvent",
+            json!({"type": t, "x": x, "y": 400, "button": "left", "buttons": b, "clickCount": 1}),
+        );
+    }
+    assert_ne!(stage(ws), before, "dragging pans the map");
+    ws.eval("document.querySelector('.hdlc-mapport').focus(); true");
+    for (key, code) in [("+", "Equal"), ("ArrowLeft", "ArrowLeft")] {
+        ws.call(
+            "Input.dispatchKeyEvent",
+            json!({"type": "keyDown", "key": key, "code": code}),
+        );
+        ws.call(
+            "Input.dispatchKeyEvent",
+            json!({"type": "keyUp", "key": key, "code": code}),
+        );
+    }
+    assert!(scale(ws) > s1 * 1.1, "+ zooms in");
+    ws.call(
+        "Input.dispatchKeyEvent",
+        json!({"type": "keyDown", "key": "0", "code": "Digit0"}),
+    );
+    assert!((scale(ws) - s0).abs() < 1e-6, "0 shows the whole map");
+    // Two fingers moving apart zoom in.
+    let pinch = |x1: f64, x2: f64| json!([{"x": x1, "y": 450, "id": 1}, {"x": x2, "y": 450, "id": 2}]);
+    ws.call(
+        "Input.dispatchTouchEvent",
+        json!({"type": "touchStart", "touchPoints": pinch(650.0, 750.0)}),
+    );
+    ws.call(
+        "Input.dispatchTouchEvent",
+        json!({"type": "touchMove", "touchPoints": pinch(600.0, 800.0)}),
+    );
+    ws.call(
+        "Input.dispatchTouchEvent",
+        json!({"type": "touchMove", "touchPoints": pinch(500.0, 900.0)}),
+    );
+    ws.call(
+        "Input.dispatchTouchEvent",
+        json!({"type": "touchEnd", "touchPoints": []}),
+    );
+    assert!(scale(ws) > s0 * 1.5, "a pinch zooms in: {s0} → {}", scale(ws));
+
+    // Lines switch off and on, one by one and by area.
+    let toggled = ws.eval("(() => { const i = document.querySelector('.hdlc-maplegend input[data-line]'); const id = i.dataset.line; const route = document.querySelector('.hdlc-route[data-line=\"' + id + '\"]'); i.click(); const off = getComputedStyle(route).display === 'none'; const g = i.closest('fieldset').querySelector('input[data-group]'); const partial = g.indeterminate; g.click(); g.click(); const allOff = [...i.closest('fieldset').querySelectorAll('input[data-line]')].every(x => !x.checked); g.click(); return off && partial && allOff && getComputedStyle(route).display !== 'none'; })()");
+    assert_eq!(
+        toggled,
+        json!(true),
+        "legend switches turn lines off and on, by area too"
+    );
+
+    // Searching a station jumps to it: in view, marked, its name readable, its link focused.
+    ws.eval("document.querySelector('[data-act=fit]').click(); const q = document.querySelector('.hdlc-mapsearch'); q.value = 'Roofline 모델'; q.dispatchEvent(new Event('change')); true");
+    let found = ws.eval("(() => { const a = document.querySelector('.hdlc-stop.hdlc-found'); if (!a) return null; const pr = document.querySelector('.hdlc-mapport').getBoundingClientRect(); const r = a.querySelector('.hdlc-station').getBoundingClientRect(); const t = a.querySelector('.hdlc-label'); return {id: a.dataset.id, inside: r.left >= pr.left && r.right <= pr.right && r.top >= pr.top && r.bottom <= pr.bottom, px: parseFloat(getComputedStyle(t).fontSize) * a.closest('svg').getScreenCTM().a, shown: getComputedStyle(t).display !== 'none', focused: document.activeElement === a}; })()");
+    assert_eq!(found["id"], json!("roofline-model"), "{found}");
+    assert_eq!(found["inside"], json!(true), "{found}");
+    assert_eq!(found["shown"], json!(true), "{found}");
+    assert_eq!(found["focused"], json!(true), "{found}");
+    assert!(found["px"].as_f64().unwrap() >= 10.0, "{found}");
+
+    // #line=<id> selects a line: highlighted, its legend entry marked, framed in view.
+    let url = ws
+        .eval("location.href.split('#')[0]")
+        .as_str()
+        .unwrap()
+        .to_string();
+    open(
+        ws,
+        &format!("{url}#line=roofline"),
+        "document.querySelector('svg.hdlc-subway.hdlc-focused')",
+    );
+    let sel = ws.eval("(() => { const pr = document.querySelector('.hdlc-mapport').getBoundingClientRect(); const r = document.querySelector('.hdlc-route[data-line=roofline]').getBoundingClientRect(); return {on: [...document.querySelectorAll('.hdlc-route.hdlc-on')].map(x => x.dataset.line), legend: document.querySelector('.hdlc-maplegend-line.hdlc-selected')?.dataset.line, inside: r.left >= pr.left - 1 && r.right <= pr.right + 1 && r.top >= pr.top - 1 && r.bottom <= pr.bottom + 1}; })()");
+    assert_eq!(
+        sel,
+        json!({"on": ["roofline"], "legend": "roofline", "inside": true})
+    );
+}
+
+#[test]
+fn the_index_shows_the_map_above_the_fold_and_phones_can_use_it() {
+    if !browser_or_skip() {
+        return;
+    }
+    let book = common::build_real_book();
+    let origin = common::serve(&book.path().join("html"));
+    let profile = tempfile::tempdir().unwrap();
+    let browser = devtools::launch(Path::new(CHROMIUM), profile.path());
+    let mut ws = Tab::first(&browser);
+    ws.call("Page.enable", json!({}));
+    ws.call("Runtime.enable", json!({}));
+    viewport(&mut ws, 1400, 900, false);
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    open(
+        &mut ws,
+        &format!("{origin}/index.html"),
+        "!!document.querySelector('.hdlc-mapview.hdlc-js')",
+    );
+    ws.screenshot(&shots.join("real-index-1400.png"));
+    let port = ws.eval("(() => { const r = document.querySelector('.hdlc-mapport').getBoundingClientRect(); return {top: r.top, bottom: r.bottom, h: innerHeight}; })()");
+    assert!(
+        port["top"].as_f64().unwrap() < 600.0 && port["bottom"].as_f64() <= port["h"].as_f64(),
+        "the index's map is above the fold at 1400 × 900: {port}"
+    );
+    no_network(&mut ws);
+
+    // A phone: 390 × 844.
+    viewport(&mut ws, 390, 844, true);
+    for page in ["map.html", "index.html"] {
+        open(
+            &mut ws,
+            &format!("{origin}/{page}"),
+            "!!document.querySelector('.hdlc-mapview.hdlc-js')",
+        );
+        ws.eval("new Promise(r => setTimeout(() => r(true), 300))");
+        ws.screenshot(&shots.join(format!("real-{}-390.png", page.trim_end_matches(".html"))));
+        let fits = ws.eval("(() => { const v = document.querySelector('.hdlc-mapview').getBoundingClientRect(); const tools = [...document.querySelectorAll('.hdlc-maptools > *')].every(t => { const r = t.getBoundingClientRect(); return r.left >= -1 && r.right <= innerWidth + 1; }); return {wide: document.documentElement.scrollWidth <= innerWidth + 1, view: v.left >= -1 && v.right <= innerWidth + 1 && v.width > 300, tools}; })()");
+        assert_eq!(
+            fits,
+            json!({"wide": true, "view": true, "tools": true}),
+            "{page} at 390 px"
+        );
+    }
+    // On the phone the legend opens over the map and closes again.
+    let legend = ws.eval("(() => { const b = document.querySelector('[data-act=legend]'); b.click(); const l = document.querySelector('.hdlc-maplegend'); const r = l.getBoundingClientRect(); const open = getComputedStyle(l).display !== 'none' && r.right <= innerWidth + 1 && r.left >= -1; b.click(); return open && getComputedStyle(l).display === 'none'; })()");
+    assert_eq!(legend, json!(true), "the legend opens within the phone's width");
     drop(browser);
 }

@@ -77,11 +77,13 @@ failing! {
     no_front_matter => "no-front-matter" contains "error: cards/basics/bytes.md:1:1: missing front matter";
     missing_paths => "missing-paths" contains "error: paths.yaml: cannot read paths.yaml";
     unknown_include => "unknown-include" contains "error: cards/basics/bytes.md:14:1: include: no file `kernels/nothere.cu`";
+    false_part_of_and => "claims" contains "error: cards/basics/bytes.md:11:1: claim is false on the shipped results: bandwidth/copy_naive 900 GB/s > bandwidth/copy_grid_stride 1,000 GB/s is false";
     false_claim => "claims" contains "error: cards/basics/bytes.md:15:1: claim is false on the shipped results: bandwidth/copy_naive 9.32 µs < bandwidth/copy_grid_stride 8.39 µs is false on NVIDIA H100 80GB HBM3";
     bad_value_variant => "claims" contains "error: cards/basics/bytes.md:17:8: `bandwidth` has no variant `copy_nope`\n  hint: its variants: copy_grid_stride, copy_naive, copy_vec4, memcpy (or `baseline`)";
     bad_value_params => "claims" contains "error: cards/basics/bytes.md:17:51: no record of bandwidth/copy_naive has n=7\n  hint: measured: n ∈ {1048576, 16777216, 268435456}";
     ambiguous_value => "claims" contains "error: cards/basics/bytes.md:17:89: bandwidth/copy_naive matches 3 records";
     bad_value_metric => "claims" contains "error: cards/basics/bytes.md:17:117: bandwidth/copy_naive records no metric `tokens_per_s`";
+    typed_number_in_caption => "claims" contains "error: cards/basics/bytes.md:26:1: typed measured number `12 GB/s` in a figure caption";
     unclosed_claim => "claims" contains "error: cards/basics/bytes.md:21:1: `{{claim …}}` is never closed";
     typed_number => "claims" contains "error: cards/basics/bytes.md:19:16: typed measured number `12 GB/s` in prose";
     broken_relative_link => "broken-relative-link" contains "error: cards/basics/bytes.md:13:8: broken link `../paths/nowhere.md`";

@@ -20,8 +20,9 @@
 
 use super::collective::LINKS;
 use super::fmt;
+use super::html;
 use super::kv::{Fields, KeyDoc, ParseError};
-use super::memory::H100_MEMORY;
+use super::memory_bars::H100_MEMORY;
 use super::models::{ModelConfig, ModelId};
 use super::parallel_memory::{choice, layout_problem, params_per_gpu, per_gpu, Layout};
 use std::fmt::Write as _;
@@ -206,15 +207,30 @@ pub(super) fn render(spec: &ExplorerSpec) -> String {
     let c = spec.model.config();
     let rows = candidates(spec);
     let mut h = String::new();
-    let _ = writeln!(
-        h,
-        "<figure class=\"hdlc-figure hdlc-calc\" id=\"calc-parallel-explorer-{}-g{}-b{}-s{}\">",
+    let id = format!(
+        "calc-parallel-explorer-{}-g{}-b{}-s{}",
         spec.model.name(),
         spec.gpus,
         spec.global_batch,
         spec.seq
     );
-    h.push_str("<div class=\"table-wrapper\">\n<table>\n<thead>\n<tr><th></th><th>dp</th><th>tp</th><th>pp</th><th>m</th><th>메모리/GPU</th><th>bubble (p−1)/m</th><th>TP 통신/GPU</th><th>DP 통신/GPU</th><th>PP 통신/GPU</th><th>추정 step</th></tr>\n</thead>\n<tbody>\n");
+    html::open_figure(&mut h, &id);
+    html::open_table(
+        &mut h,
+        &[
+            "",
+            "dp",
+            "tp",
+            "pp",
+            "m",
+            "메모리/GPU",
+            "bubble (p−1)/m",
+            "TP 통신/GPU",
+            "DP 통신/GPU",
+            "PP 통신/GPU",
+            "추정 step",
+        ],
+    );
     for (i, r) in rows.iter().enumerate() {
         let best = i == 0 && r.fits();
         let l = r.layout;
@@ -234,10 +250,8 @@ pub(super) fn render(spec: &ExplorerSpec) -> String {
             fmt::time(r.step_s())
         );
     }
-    h.push_str("</tbody>\n</table>\n</div>\n<figcaption>");
-    if let Some(cap) = &spec.caption {
-        let _ = write!(h, "{} ", fmt::esc(cap.trim()));
-    }
+    html::close_table(&mut h);
+    html::open_caption(&mut h, spec.caption.as_deref());
     let _ = write!(
         h,
         "생성기가 모델 식으로 계산한 표(측정 아님): model = {} (P = {}), GPU {}개, global batch {} × seq {}, micro-batch {}, ZeRO-{}, checkpointing {}, tp &gt; 1이면 sequence parallel. \
@@ -251,7 +265,7 @@ pub(super) fn render(spec: &ExplorerSpec) -> String {
         if spec.zero == 3 { " × 1.5 (ZeRO-3)" } else { "" },
         if spec.checkpointing { 8 } else { 6 }
     );
-    h.push_str("</figcaption>\n</figure>");
+    html::close_figure(&mut h);
     h
 }
 

@@ -10,6 +10,7 @@
 //! caption says it is that hypothetical, not the model's own design.
 
 use super::fmt;
+use super::html;
 use super::kv::{Fields, KeyDoc, ParseError};
 use super::models::{ModelConfig, ModelId};
 use std::fmt::Write as _;
@@ -207,57 +208,75 @@ pub(super) fn render(spec: &KvCacheSpec) -> String {
         dt.name()
     );
     let mut h = String::new();
-    let _ = writeln!(h, "<figure class=\"hdlc-figure hdlc-calc\" id=\"{id}\">");
-    h.push_str("<div class=\"table-wrapper\">\n<table>\n<thead>\n<tr><th>방식 (scheme)</th><th>층당 원소/토큰 (elements per token per layer)</th><th>토큰당 바이트 (bytes per token, all layers)</th>");
-    let _ = write!(
-        h,
-        "<th>batch {} × context {}</th><th>가중치 뒤 남는 HBM에 들어가는 토큰 (tokens that fit)</th><th>MHA 대비</th></tr>\n</thead>\n<tbody>\n",
-        fmt::int(b),
-        fmt::int(s)
+    html::open_figure(&mut h, &id);
+    html::open_table(
+        &mut h,
+        &[
+            "방식 (scheme)",
+            "층당 원소/토큰 (elements per token per layer)",
+            "토큰당 바이트 (bytes per token, all layers)",
+            &format!("batch {} × context {}", fmt::int(b), fmt::int(s)),
+            "가중치 뒤 남는 HBM에 들어가는 토큰 (tokens that fit)",
+            "MHA 대비",
+        ],
     );
-    let mha = bytes_per_token(&c, Scheme::Mha, dt);
     for sc in schemes(&c) {
-        let e = elems_per_layer(&c, sc);
-        let per = bytes_per_token(&c, sc, dt);
-        let total = per * b * s;
-        let formula = match sc {
-            Scheme::Mha => format!("2·H·d<sub>head</sub> = 2·{}·{}", c.heads, c.d_head),
-            Scheme::Gqa(g) => format!("2·H<sub>kv</sub>·d<sub>head</sub> = 2·{g}·{}", c.d_head),
-            Scheme::Mqa => format!("2·1·d<sub>head</sub> = 2·{}", c.d_head),
-            Scheme::Mla => format!("d<sub>c</sub> + d<sub>h</sub><sup>R</sup> = {MLA_LATENT} + {MLA_ROPE}"),
-        };
-        let fit = match tokens_fit(hbm, w, per) {
-            Some(t) => format!(
-                "{} tokens<br><small>= {} × {} context</small>",
-                fmt::int(t),
-                fmt::fixed(t as f64 / s as f64, 1),
-                fmt::int(s)
-            ),
-            None => "— (가중치만으로 초과)".into(),
-        };
-        let _ = writeln!(
-            h,
-            "<tr><td>{}</td><td class=\"num\">{} <small>({formula})</small></td><td class=\"num\">{} B<br><small>= {} layers × {} × {} B</small></td>\
-             <td class=\"num\">{} B<br>{}</td><td class=\"num\">{fit}</td><td class=\"num\">{}</td></tr>",
-            sc.label(),
-            fmt::int(e),
-            fmt::int(per),
-            c.layers,
-            fmt::int(e),
-            dt.bytes(),
-            fmt::int(total),
-            fmt::gib(total),
-            if sc == Scheme::Mha {
-                "1".to_string()
-            } else {
-                format!("1/{}", fmt::sig_trim(mha as f64 / per as f64, 4))
-            }
-        );
+        scheme_row(&mut h, spec, &c, sc, hbm, w);
     }
-    h.push_str("</tbody>\n</table>\n</div>\n<figcaption>");
-    if let Some(cap) = &spec.caption {
-        let _ = write!(h, "{} ", fmt::esc(cap.trim()));
-    }
+    html::close_table(&mut h);
+    caption(&mut h, spec, &c, hbm, w);
+    h
+}
+
+/// One scheme's row: elements and bytes per token (with the formula), the whole batch × context,
+/// how many tokens fit in the HBM left after the weights, and the saving against MHA.
+fn scheme_row(h: &mut String, spec: &KvCacheSpec, c: &ModelConfig, sc: Scheme, hbm: u128, w: u128) {
+    let dt = spec.dtype;
+    let (b, s) = (u128::from(spec.batch), u128::from(spec.context));
+    let mha = bytes_per_token(c, Scheme::Mha, dt);
+    let e = elems_per_layer(c, sc);
+    let per = bytes_per_token(c, sc, dt);
+    let total = per * b * s;
+    let formula = match sc {
+        Scheme::Mha => format!("2·H·d<sub>head</sub> = 2·{}·{}", c.heads, c.d_head),
+        Scheme::Gqa(g) => format!("2·H<sub>kv</sub>·d<sub>head</sub> = 2·{g}·{}", c.d_head),
+        Scheme::Mqa => format!("2·1·d<sub>head</sub> = 2·{}", c.d_head),
+        Scheme::Mla => format!("d<sub>c</sub> + d<sub>h</sub><sup>R</sup> = {MLA_LATENT} + {MLA_ROPE}"),
+    };
+    let fit = match tokens_fit(hbm, w, per) {
+        Some(t) => format!(
+            "{} tokens<br><small>= {} × {} context</small>",
+            fmt::int(t),
+            fmt::fixed(t as f64 / s as f64, 1),
+            fmt::int(s)
+        ),
+        None => "— (가중치만으로 초과)".into(),
+    };
+    let _ = writeln!(
+        h,
+        "<tr><td>{}</td><td class=\"num\">{} <small>({formula})</small></td><td class=\"num\">{} B<br><small>= {} layers × {} × {} B</small></td>\
+         <td class=\"num\">{} B<br>{}</td><td class=\"num\">{fit}</td><td class=\"num\">{}</td></tr>",
+        sc.label(),
+        fmt::int(e),
+        fmt::int(per),
+        c.layers,
+        fmt::int(e),
+        dt.bytes(),
+        fmt::int(total),
+        fmt::gib(total),
+        if sc == Scheme::Mha {
+            "1".to_string()
+        } else {
+            format!("1/{}", fmt::sig_trim(mha as f64 / per as f64, 4))
+        }
+    );
+}
+
+/// The inputs, the formula, what "fits" leaves out, and the MLA row's assumption.
+fn caption(h: &mut String, spec: &KvCacheSpec, c: &ModelConfig, hbm: u128, w: u128) {
+    let dt = spec.dtype;
+    let (b, s) = (u128::from(spec.batch), u128::from(spec.context));
+    html::open_caption(h, spec.caption.as_deref());
     let over = if w > hbm {
         format!(
             " 가중치({} B)가 이미 HBM {} GB를 넘는다.",
@@ -272,7 +291,7 @@ pub(super) fn render(spec: &KvCacheSpec) -> String {
         "생성기가 빌드할 때 입력 model = {} ({}: L = {}, H = {}, H<sub>kv</sub> = {}, d<sub>head</sub> = {}), batch = {}, context = {}, KV dtype = {} (원소당 {} B), HBM = {} GB (10<sup>9</sup> B)에서 계산한 값. \
          토큰당 KV 바이트 = L × 층당 원소 × 원소 바이트. 남는 HBM = HBM − BF16 가중치 2 B × {} 파라미터 = {} B; activation·작업 버퍼·단편화는 빼지 않았으므로 들어가는 토큰 수는 상한이다.{over} \
          MLA 행은 DeepSeek-V2(DeepSeek-AI 2024)의 잠재 폭 d<sub>c</sub> = 512와 분리된 RoPE 키 d<sub>h</sub><sup>R</sup> = 64를 이 모델의 층 수에 적용한 가정이다(이 모델의 실제 설계가 아님). \
-         int8/fp8 KV의 scale 값은 세지 않았다. GiB = 2<sup>30</sup> B.</figcaption>\n</figure>",
+         int8/fp8 KV의 scale 값은 세지 않았다. GiB = 2<sup>30</sup> B.",
         spec.model.name(),
         c.label,
         c.layers,
@@ -287,7 +306,7 @@ pub(super) fn render(spec: &KvCacheSpec) -> String {
         fmt::int(c.params().total()),
         fmt::int(hbm.saturating_sub(w)),
     );
-    h
+    html::close_figure(h);
 }
 
 #[cfg(test)]

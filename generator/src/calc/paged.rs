@@ -8,6 +8,7 @@
 //! the block-table cost beside the saving so the trade-off of the block size is visible.
 
 use super::fmt;
+use super::html;
 use super::kv::{Fields, KeyDoc, ParseError};
 use super::kv_cache::{self, KvDtype, Scheme};
 use super::models::ModelId;
@@ -156,8 +157,17 @@ pub(super) fn render(spec: &PagedSpec) -> String {
     };
     let pct = |w: u128, a: u128| fmt::fixed(100.0 * w as f64 / a as f64, 1);
     let mut h = String::new();
-    let _ = writeln!(h, "<figure class=\"hdlc-figure hdlc-calc\" id=\"{id}\">");
-    h.push_str("<div class=\"table-wrapper\">\n<table>\n<thead>\n<tr><th>배치 방식 (layout)</th><th>할당 토큰 (allocated)</th><th>낭비 토큰 (wasted)</th><th>낭비 비율</th><th>block table</th></tr>\n</thead>\n<tbody>\n");
+    html::open_figure(&mut h, &id);
+    html::open_table(
+        &mut h,
+        &[
+            "배치 방식 (layout)",
+            "할당 토큰 (allocated)",
+            "낭비 토큰 (wasted)",
+            "낭비 비율",
+            "block table",
+        ],
+    );
     let c = contiguous(spec.max_len, &spec.lengths);
     let _ = writeln!(
         h,
@@ -183,10 +193,15 @@ pub(super) fn render(spec: &PagedSpec) -> String {
             fmt::int(p.table_entries * ENTRY_BYTES)
         );
     }
-    h.push_str("</tbody>\n</table>\n</div>\n<figcaption>");
-    if let Some(cap) = &spec.caption {
-        let _ = write!(h, "{} ", fmt::esc(cap.trim()));
-    }
+    html::close_table(&mut h);
+    caption(&mut h, spec, per_token, used);
+    h
+}
+
+/// The inputs, the two allocation rules, and the bytes per token when a model is named.
+fn caption(h: &mut String, spec: &PagedSpec, per_token: Option<u128>, used: u128) {
+    let n = spec.lengths.len();
+    html::open_caption(h, spec.caption.as_deref());
     let shown: Vec<String> = spec
         .lengths
         .iter()
@@ -211,8 +226,7 @@ pub(super) fn render(spec: &PagedSpec) -> String {
             fmt::int(p)
         );
     }
-    h.push_str("</figcaption>\n</figure>");
-    h
+    html::close_figure(h);
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! per-layer parameter count of [`super::models`], which the table prints as a check.
 
 use super::fmt;
+use super::html;
 use super::memory::ModelRunSpec;
 use super::models::{Mlp, ModelConfig, Norm};
 use std::fmt::Write as _;
@@ -56,128 +57,161 @@ fn step(op: impl Into<String>, tensor: &'static str, shape: Vec<Dim>) -> Step {
     }
 }
 
-/// Every step of one block for batch `b` and sequence length `s`.
-pub fn steps(c: &ModelConfig, b: u64, s: u64) -> Vec<Step> {
-    let (b, s) = (u128::from(b), u128::from(s));
-    let d = c.d_model;
-    let (h, hk, dh, f) = (c.heads, c.kv_heads, c.d_head, c.ffn);
-    let bsd = || vec![("B", b), ("S", s), ("d", d)];
-    let gqa = hk != h;
-    let norm_name = match c.norm {
-        Norm::LayerNorm => "LayerNorm",
-        Norm::RmsNorm => "RMSNorm",
-    };
-    let norm_weights = |n: &str| match c.norm {
-        Norm::LayerNorm => vec![
-            (format!("γ{n}"), vec![("d", d)]),
-            (format!("β{n}"), vec![("d", d)]),
-        ],
-        Norm::RmsNorm => vec![(format!("g{n}"), vec![("d", d)])],
-    };
-    let linear = |w: &str, inp: Dim, out: Dim| {
+/// The dimensions of one block for a batch, and the pieces every step is built from.
+struct Block<'a> {
+    c: &'a ModelConfig,
+    b: u128,
+    s: u128,
+    d: u128,
+}
+
+impl Block<'_> {
+    /// [B, S, d]: the residual stream's shape.
+    fn bsd(&self) -> Vec<Dim> {
+        vec![("B", self.b), ("S", self.s), ("d", self.d)]
+    }
+
+    /// [B, S, last]: a per-token tensor of another width.
+    fn bs(&self, last: Dim) -> Vec<Dim> {
+        vec![("B", self.b), ("S", self.s), last]
+    }
+
+    /// [B, heads, S, last]: a per-head tensor.
+    fn per_head(&self, heads: Dim, last: Dim) -> Vec<Dim> {
+        vec![("B", self.b), heads, ("S", self.s), last]
+    }
+
+    fn gqa(&self) -> bool {
+        self.c.kv_heads != self.c.heads
+    }
+
+    fn norm_name(&self) -> &'static str {
+        match self.c.norm {
+            Norm::LayerNorm => "LayerNorm",
+            Norm::RmsNorm => "RMSNorm",
+        }
+    }
+
+    /// A norm's weights, subscript `n`: γ and β for LayerNorm, g for RMSNorm.
+    fn norm_weights(&self, n: &str) -> Vec<(String, Vec<Dim>)> {
+        let d = self.d;
+        match self.c.norm {
+            Norm::LayerNorm => vec![
+                (format!("γ{n}"), vec![("d", d)]),
+                (format!("β{n}"), vec![("d", d)]),
+            ],
+            Norm::RmsNorm => vec![(format!("g{n}"), vec![("d", d)])],
+        }
+    }
+
+    /// A linear layer's weights [inp, out], with its bias when the model has biases.
+    fn linear(&self, w: &str, inp: Dim, out: Dim) -> Vec<(String, Vec<Dim>)> {
         let mut v = vec![(w.to_string(), vec![inp, out])];
-        if c.bias {
+        if self.c.bias {
             v.push((format!("b{}", &w[1..]), vec![out]));
         }
         v
+    }
+
+    /// A step computed by a linear layer over all B·S tokens.
+    fn projection(&self, op: &str, tensor: &'static str, w: &str, inp: Dim, out: Dim) -> Step {
+        let mut st = step(op, tensor, self.bs(out));
+        st.weights = self.linear(w, inp, out);
+        st.matmul = Some((self.b * self.s, out.1, inp.1));
+        st
+    }
+
+    /// A norm step, numbered `k` with subscript `n`.
+    fn norm(&self, k: u8, n: &str) -> Step {
+        let mut st = step(format!("{} {k}", self.norm_name()), "x̂", self.bsd());
+        st.weights = self.norm_weights(n);
+        st
+    }
+}
+
+/// Every step of one block for batch `b` and sequence length `s`.
+pub fn steps(c: &ModelConfig, b: u64, s: u64) -> Vec<Step> {
+    let k = Block {
+        c,
+        b: u128::from(b),
+        s: u128::from(s),
+        d: c.d_model,
     };
+    let mut v = vec![step("입력 (residual stream)", "x", k.bsd()), k.norm(1, "₁")];
+    v.extend(attention_steps(&k));
+    v.push(step("residual add: x + attn", "x", k.bsd()));
+    v.push(k.norm(2, "₂"));
+    v.extend(mlp_steps(&k));
+    v.push(step("residual add: x + mlp", "x", k.bsd()));
+    v
+}
+
+/// Q, K, V projections, the split into heads, scores, softmax, P·V, the merge and the output
+/// projection.
+fn attention_steps(k: &Block) -> Vec<Step> {
+    let c = k.c;
+    let (b, s, d) = (k.b, k.s, k.d);
+    let (h, hk, dh) = (c.heads, c.kv_heads, c.d_head);
     let qw: Dim = ("H·d_h", h * dh);
-    let kvw: Dim = if gqa {
+    let kvw: Dim = if k.gqa() {
         ("H_kv·d_h", hk * dh)
     } else {
         ("H·d_h", hk * dh)
     };
-    let kv_heads: Dim = if gqa { ("H_kv", hk) } else { ("H", hk) };
-    let rows = b * s;
-
-    let mut v = vec![step("입력 (residual stream)", "x", bsd())];
-    let mut n1 = step(format!("{norm_name} 1"), "x̂", bsd());
-    n1.weights = norm_weights("₁");
-    v.push(n1);
-    let mut q = step("Q projection", "Q", vec![("B", b), ("S", s), qw]);
-    q.weights = linear("W_Q", ("d", d), qw);
-    q.matmul = Some((rows, h * dh, d));
-    v.push(q);
-    for (name, t) in [("K projection", "K"), ("V projection", "V")] {
-        let mut k = step(name, t, vec![("B", b), ("S", s), kvw]);
-        k.weights = linear(if t == "K" { "W_K" } else { "W_V" }, ("d", d), kvw);
-        k.matmul = Some((rows, hk * dh, d));
-        v.push(k);
-    }
-    v.push(step(
-        "Q를 헤드로 나눔 (reshape + transpose)",
-        "Q",
-        vec![("B", b), ("H", h), ("S", s), ("d_h", dh)],
-    ));
-    v.push(step(
-        if gqa {
-            "K, V를 헤드로 나눔 (GQA: K/V 헤드 하나를 query 헤드 여럿이 공유)"
-        } else {
-            "K, V를 헤드로 나눔"
-        },
-        "K, V",
-        vec![("B", b), kv_heads, ("S", s), ("d_h", dh)],
-    ));
+    let kv_heads: Dim = if k.gqa() { ("H_kv", hk) } else { ("H", hk) };
+    let mut v = vec![
+        k.projection("Q projection", "Q", "W_Q", ("d", d), qw),
+        k.projection("K projection", "K", "W_K", ("d", d), kvw),
+        k.projection("V projection", "V", "W_V", ("d", d), kvw),
+        step(
+            "Q를 헤드로 나눔 (reshape + transpose)",
+            "Q",
+            k.per_head(("H", h), ("d_h", dh)),
+        ),
+        step(
+            if k.gqa() {
+                "K, V를 헤드로 나눔 (GQA: K/V 헤드 하나를 query 헤드 여럿이 공유)"
+            } else {
+                "K, V를 헤드로 나눔"
+            },
+            "K, V",
+            k.per_head(kv_heads, ("d_h", dh)),
+        ),
+    ];
     let mut sc = step(
         "scores = Q·Kᵀ / √d_h (+ causal mask)",
         "scores",
-        vec![("B", b), ("H", h), ("S", s), ("S", s)],
+        k.per_head(("H", h), ("S", s)),
     );
     sc.matmul = Some((s, s, dh));
     sc.matmul_batches = b * h;
     v.push(sc);
-    v.push(step(
-        "softmax (행마다)",
-        "P",
-        vec![("B", b), ("H", h), ("S", s), ("S", s)],
-    ));
-    let mut pv = step(
-        "attention 출력 = P·V",
-        "O",
-        vec![("B", b), ("H", h), ("S", s), ("d_h", dh)],
-    );
+    v.push(step("softmax (행마다)", "P", k.per_head(("H", h), ("S", s))));
+    let mut pv = step("attention 출력 = P·V", "O", k.per_head(("H", h), ("d_h", dh)));
     pv.matmul = Some((s, dh, s));
     pv.matmul_batches = b * h;
     v.push(pv);
-    v.push(step(
-        "헤드를 합침 (transpose + reshape)",
-        "O",
-        vec![("B", b), ("S", s), qw],
-    ));
-    let mut o = step("output projection", "attn", bsd());
-    o.weights = linear("W_O", qw, ("d", d));
-    o.matmul = Some((rows, d, h * dh));
-    v.push(o);
-    v.push(step("residual add: x + attn", "x", bsd()));
-    let mut n2 = step(format!("{norm_name} 2"), "x̂", bsd());
-    n2.weights = norm_weights("₂");
-    v.push(n2);
-    let fd: Dim = ("d_ff", f);
-    match c.mlp {
-        Mlp::Gelu => {
-            let mut up = step("FFN up", "u", vec![("B", b), ("S", s), fd]);
-            up.weights = linear("W_up", ("d", d), fd);
-            up.matmul = Some((rows, f, d));
-            v.push(up);
-            v.push(step("GELU", "g", vec![("B", b), ("S", s), fd]));
-        }
-        Mlp::SwiGlu => {
-            let mut gate = step("FFN gate", "g", vec![("B", b), ("S", s), fd]);
-            gate.weights = linear("W_gate", ("d", d), fd);
-            gate.matmul = Some((rows, f, d));
-            v.push(gate);
-            let mut up = step("FFN up", "u", vec![("B", b), ("S", s), fd]);
-            up.weights = linear("W_up", ("d", d), fd);
-            up.matmul = Some((rows, f, d));
-            v.push(up);
-            v.push(step("SwiGLU: SiLU(g) ⊙ u", "a", vec![("B", b), ("S", s), fd]));
-        }
-    }
-    let mut down = step("FFN down", "mlp", bsd());
-    down.weights = linear("W_down", fd, ("d", d));
-    down.matmul = Some((rows, d, f));
-    v.push(down);
-    v.push(step("residual add: x + mlp", "x", bsd()));
+    v.push(step("헤드를 합침 (transpose + reshape)", "O", k.bs(qw)));
+    v.push(k.projection("output projection", "attn", "W_O", qw, ("d", d)));
+    v
+}
+
+/// The feed-forward network: up (and gate for SwiGLU), the activation, and down.
+fn mlp_steps(k: &Block) -> Vec<Step> {
+    let fd: Dim = ("d_ff", k.c.ffn);
+    let dd: Dim = ("d", k.d);
+    let mut v = match k.c.mlp {
+        Mlp::Gelu => vec![
+            k.projection("FFN up", "u", "W_up", dd, fd),
+            step("GELU", "g", k.bs(fd)),
+        ],
+        Mlp::SwiGlu => vec![
+            k.projection("FFN gate", "g", "W_gate", dd, fd),
+            k.projection("FFN up", "u", "W_up", dd, fd),
+            step("SwiGLU: SiLU(g) ⊙ u", "a", k.bs(fd)),
+        ],
+    };
+    v.push(k.projection("FFN down", "mlp", "W_down", fd, dd));
     v
 }
 
@@ -199,58 +233,84 @@ pub(super) fn render(spec: &ModelRunSpec) -> String {
         spec.seq
     );
     let mut h = String::new();
-    let _ = writeln!(h, "<figure class=\"hdlc-figure hdlc-calc\" id=\"{id}\">");
-    h.push_str(
-        "<div class=\"table-wrapper\">\n<table>\n<thead>\n<tr><th>연산 (op)</th><th>출력 텐서: shape (원소 수)</th>\
-         <th>가중치 (weights)</th><th>행렬 곱 FLOPs</th></tr>\n</thead>\n<tbody>\n",
+    html::open_figure(&mut h, &id);
+    html::open_table(
+        &mut h,
+        &[
+            "연산 (op)",
+            "출력 텐서: shape (원소 수)",
+            "가중치 (weights)",
+            "행렬 곱 FLOPs",
+        ],
     );
-    let mut total_flops = 0u128;
-    let mut total_weights = 0u128;
     for (i, s) in st.iter().enumerate() {
-        total_flops += s.flops();
-        total_weights += s.weight_elements();
-        let weights = if s.weights.is_empty() {
-            "—".to_string()
-        } else {
-            let w: Vec<String> = s
-                .weights
-                .iter()
-                .map(|(n, sh)| format!("{n} <code>{}</code>", shape_html(sh)))
-                .collect();
-            format!(
-                "{}<br><small>{} 개</small>",
-                w.join("<br>"),
-                fmt::int(s.weight_elements())
-            )
-        };
-        let flops = match s.matmul {
-            None => "—".to_string(),
-            Some((r, cc, k)) if s.matmul_batches > 1 => format!(
-                "{}<br><small>2·{}·{}·{} × {} (B·H)</small>",
-                fmt::int(s.flops()),
-                fmt::int(r),
-                fmt::int(cc),
-                fmt::int(k),
-                fmt::int(s.matmul_batches)
-            ),
-            Some((r, cc, k)) => format!(
-                "{}<br><small>2·{}·{}·{}</small>",
-                fmt::int(s.flops()),
-                fmt::int(r),
-                fmt::int(cc),
-                fmt::int(k)
-            ),
-        };
-        let _ = writeln!(
-            h,
-            "<tr><td>{}. {}</td><td>{} <code>{}</code><br><small>{} 개</small></td><td>{weights}</td><td class=\"num\">{flops}</td></tr>",
-            i + 1,
-            s.op,
-            s.tensor,
-            shape_html(&s.shape),
-            fmt::int(s.elements()),
-        );
+        step_row(&mut h, i + 1, s);
     }
+    total_rows(&mut h, &c, &st);
+    html::close_table(&mut h);
+    caption(&mut h, spec, &c);
+    h
+}
+
+/// The weights a step uses, each with its shape, and their element count.
+fn weights_cell(s: &Step) -> String {
+    if s.weights.is_empty() {
+        return "—".to_string();
+    }
+    let w: Vec<String> = s
+        .weights
+        .iter()
+        .map(|(n, sh)| format!("{n} <code>{}</code>", shape_html(sh)))
+        .collect();
+    format!(
+        "{}<br><small>{} 개</small>",
+        w.join("<br>"),
+        fmt::int(s.weight_elements())
+    )
+}
+
+/// A step's matmul FLOPs with the product they come from (× B·H when batched over heads).
+fn flops_cell(s: &Step) -> String {
+    match s.matmul {
+        None => "—".to_string(),
+        Some((r, cc, k)) if s.matmul_batches > 1 => format!(
+            "{}<br><small>2·{}·{}·{} × {} (B·H)</small>",
+            fmt::int(s.flops()),
+            fmt::int(r),
+            fmt::int(cc),
+            fmt::int(k),
+            fmt::int(s.matmul_batches)
+        ),
+        Some((r, cc, k)) => format!(
+            "{}<br><small>2·{}·{}·{}</small>",
+            fmt::int(s.flops()),
+            fmt::int(r),
+            fmt::int(cc),
+            fmt::int(k)
+        ),
+    }
+}
+
+/// Step `n`: what it does, the tensor it makes, its weights and its FLOPs.
+fn step_row(h: &mut String, n: usize, s: &Step) {
+    let _ = writeln!(
+        h,
+        "<tr><td>{}. {}</td><td>{} <code>{}</code><br><small>{} 개</small></td><td>{}</td><td class=\"num\">{}</td></tr>",
+        n,
+        s.op,
+        s.tensor,
+        shape_html(&s.shape),
+        fmt::int(s.elements()),
+        weights_cell(s),
+        flops_cell(s),
+    );
+}
+
+/// The block's sums (its weights equal the per-layer parameter count, a check the reader can
+/// see), then the same times the L layers.
+fn total_rows(h: &mut String, c: &ModelConfig, st: &[Step]) {
+    let total_flops: u128 = st.iter().map(|s| s.flops()).sum();
+    let total_weights: u128 = st.iter().map(|s| s.weight_elements()).sum();
     let layer = c.layer_params().total();
     let _ = writeln!(
         h,
@@ -266,10 +326,11 @@ pub(super) fn render(spec: &ModelRunSpec) -> String {
         fmt::int(total_flops * c.layers),
         fmt::sci4((total_flops * c.layers) as f64)
     );
-    h.push_str("</tbody>\n</table>\n</div>\n<figcaption>");
-    if let Some(cap) = &spec.caption {
-        let _ = write!(h, "{} ", fmt::esc(cap.trim()));
-    }
+}
+
+/// The inputs, the dimensions by name, and what the FLOP count leaves out.
+fn caption(h: &mut String, spec: &ModelRunSpec, c: &ModelConfig) {
+    html::open_caption(h, spec.caption.as_deref());
     let gqa = if c.kv_heads != c.heads {
         format!(
             ", H_kv = {} (GQA: query 헤드 {}개가 K/V 헤드 하나를 공유)",
@@ -294,8 +355,7 @@ pub(super) fn render(spec: &ModelRunSpec) -> String {
         fmt::int(spec.batch.into()),
         fmt::int(spec.seq.into()),
     );
-    h.push_str("</figcaption>\n</figure>");
-    h
+    html::close_figure(h);
 }
 
 #[cfg(test)]

@@ -29,59 +29,113 @@ pub fn measure(
 ) -> Result<ResultsFile> {
     let started = Instant::now();
     let threads = machine.threads.max(1);
-    let seed = base_seed();
-    let debug = profile == Profile::Debug;
-    let mark = if debug { " (debug build)" } else { "" };
-    let bar = if progress {
-        let b = indicatif::ProgressBar::new(6);
-        if let Ok(style) =
-            indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} CPU: {msg}")
-        {
-            b.set_style(style.progress_chars("=> "));
-        }
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
+    let run = Run {
+        config,
+        threads,
+        seed: crate::measure::reference::base_seed(),
+        debug: profile == Profile::Debug,
+        bar: progress_bar(progress),
     };
-    let base_params = |pairs: &[(&str, u64)], t: usize| {
-        let mut p: BTreeMap<String, u64> = pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect();
-        // The thread count is in each label; as a parameter it would split the ladder into
-        // single- and all-core groups that no figure could put side by side.
-        let _ = t;
-        p.insert("debug_build".into(), debug as u64);
-        p
-    };
-    let mut items = Vec::new();
+    let mut items = bandwidth_items(&run, machine);
+    items.extend(matmul_items(&run));
+    run.bar.finish_and_clear();
+    let records = records(items, key, root);
+    if progress {
+        eprintln!(
+            "CPU roofline of {} ({} threads, {} build) measured in {:.1} s",
+            machine.cpu_model,
+            threads,
+            profile.name(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(ResultsFile {
+        schema: SCHEMA_VERSION,
+        device: device_info(machine),
+        records,
+    })
+}
 
-    bar.set_message("memory bandwidth");
-    let (copy, triad) = bandwidth::run(config.stream_len, threads, seed, &config.policy);
-    bar.inc(2);
-    let stream_params = base_params(
+/// What every step of one run of the suite shares.
+struct Run<'a> {
+    config: &'a Config,
+    threads: usize,
+    /// The base seed of this run's inputs.
+    seed: u64,
+    /// A debug build: its labels and parameters say so.
+    debug: bool,
+    bar: indicatif::ProgressBar,
+}
+
+/// Six steps (two bandwidth runs, four ladder rungs); hidden when not asked for.
+fn progress_bar(progress: bool) -> indicatif::ProgressBar {
+    if !progress {
+        return indicatif::ProgressBar::hidden();
+    }
+    let b = indicatif::ProgressBar::new(6);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} CPU: {msg}")
+    {
+        b.set_style(style.progress_chars("=> "));
+    }
+    b
+}
+
+/// A record's parameters: the given pairs and whether this was a debug build.
+///
+/// The thread count is in each label; as a parameter it would split the ladder into single- and
+/// all-core groups that no figure could put side by side.
+fn params(pairs: &[(&str, u64)], debug: bool) -> BTreeMap<String, u64> {
+    let mut p: BTreeMap<String, u64> = pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    p.insert("debug_build".into(), debug as u64);
+    p
+}
+
+/// " (debug build)" after every label of a debug build, so its numbers never pass for real ones.
+fn mark(debug: bool) -> &'static str {
+    if debug {
+        " (debug build)"
+    } else {
+        ""
+    }
+}
+
+/// Copy and triad on all cores, rungs 1 and 2.
+fn bandwidth_items(run: &Run, machine: &Machine) -> Vec<Item> {
+    let (config, debug) = (run.config, run.debug);
+    run.bar.set_message("memory bandwidth");
+    let (copy, triad) = bandwidth::run(config.stream_len, run.threads, run.seed, &config.policy);
+    run.bar.inc(2);
+    let stream_params = params(
         &[
             ("n", config.stream_len as u64),
             ("elem_bytes", bandwidth::ELEM_BYTES as u64),
             ("llc_bytes", machine.llc_bytes),
             ("write_allocate_counted", 0),
         ],
-        threads,
+        debug,
     );
-    for (variant, label, rung, outcome) in [
+    [
         ("copy", "copy (all cores)", 1, copy),
         ("triad", "triad a = b + s·c (all cores)", 2, triad),
-    ] {
-        items.push(Item {
-            variant,
-            label: format!("{label}{mark}"),
-            rung,
-            baseline: false,
-            params: stream_params.clone(),
-            source_file: Some("generator/src/cpubench/bandwidth.rs"),
-            outcome,
-        });
-    }
+    ]
+    .into_iter()
+    .map(|(variant, label, rung, outcome)| Item {
+        variant,
+        label: format!("{label}{}", mark(debug)),
+        rung,
+        baseline: false,
+        params: stream_params.clone(),
+        source_file: Some("generator/src/cpubench/bandwidth.rs"),
+        outcome,
+    })
+    .collect()
+}
 
+/// The matrix-product ladder: (variant, label, baseline, threads, kernel), rungs 3 to 6.
+fn ladder(threads: usize) -> [(&'static str, String, bool, usize, matmul::MatmulFn); 4] {
     let isa = matmul::simd_isa();
-    let ladder: [(&str, String, bool, usize, matmul::MatmulFn); 4] = [
+    [
         (
             "matmul_naive",
             "naive i-j-k loops (1 core)".to_string(),
@@ -114,33 +168,44 @@ pub fn measure(
             threads,
             matmul::library,
         ),
-    ];
+    ]
+}
+
+/// Each rung of the ladder verified and timed; rungs of the same n share one problem (its
+/// inputs and reference product), so the reference is computed once per size.
+fn matmul_items(run: &Run) -> Vec<Item> {
+    let (config, threads, debug) = (run.config, run.threads, run.debug);
+    let mut items = Vec::new();
     let mut problems: Vec<matmul::Problem> = Vec::new();
-    for (rung, (variant, label, baseline, t, kernel)) in (3u32..).zip(ladder) {
-        bar.set_message(variant);
+    for (rung, (variant, label, baseline, t, kernel)) in (3u32..).zip(ladder(threads)) {
+        run.bar.set_message(variant);
         let n = if variant == "matmul_naive" {
             config.naive_n
         } else {
             config.matmul_n
         };
         if !problems.iter().any(|p| p.n == n) {
-            problems.push(matmul::Problem::new(n, reference_seed(seed, n), threads));
+            problems.push(matmul::Problem::new(n, reference_seed(run.seed, n), threads));
         }
         let problem = problems.iter_mut().find(|p| p.n == n).expect("just added");
         let outcome = problem.measure(&config.policy, &mut |a, b, c| kernel(a, b, c, n, t));
         items.push(Item {
             variant,
-            label: format!("{label}{mark}"),
+            label: format!("{label}{}", mark(debug)),
             rung,
             baseline,
-            params: base_params(&[("n", n as u64)], t),
+            params: params(&[("n", n as u64)], debug),
             source_file: (!baseline).then_some("generator/src/cpubench/matmul.rs"),
             outcome,
         });
-        bar.inc(1);
+        run.bar.inc(1);
     }
-    bar.finish_and_clear();
+    items
+}
 
+/// The items as records of one run: same key, commit and date; the suite's source hash on
+/// our own kernels, none on the library baseline (its code is not ours to hash).
+fn records(items: Vec<Item>, key: &str, root: &Path) -> Vec<Record> {
     let provenance = Provenance {
         generator_version: env!("CARGO_PKG_VERSION").to_string(),
         git_commit: crate::measure::git_commit(root),
@@ -148,7 +213,7 @@ pub fn measure(
         frameworks: Default::default(),
     };
     let source_hash = source_hash();
-    let records = items
+    items
         .into_iter()
         .map(|it| Record {
             family: FAMILY.to_string(),
@@ -168,34 +233,7 @@ pub fn measure(
             provenance: provenance.clone(),
             wall_s: None,
         })
-        .collect();
-    if progress {
-        eprintln!(
-            "CPU roofline of {} ({} threads, {} build) measured in {:.1} s",
-            machine.cpu_model,
-            threads,
-            profile.name(),
-            started.elapsed().as_secs_f64()
-        );
-    }
-    Ok(ResultsFile {
-        schema: SCHEMA_VERSION,
-        device: device_info(machine),
-        records,
-    })
-}
-
-/// Fresh inputs every run: $HDLC_SEED if set (to reproduce a failure), else the clock.
-fn base_seed() -> u64 {
-    std::env::var("HDLC_SEED")
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1)
-        })
+        .collect()
 }
 
 fn reference_seed(base: u64, n: usize) -> u64 {

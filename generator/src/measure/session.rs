@@ -72,7 +72,7 @@ impl<'g> Session<'g> {
                 date: super::now_rfc3339(),
                 frameworks: Default::default(),
             },
-            seed: base_seed(),
+            seed: crate::measure::reference::base_seed(),
         })
     }
 
@@ -299,19 +299,6 @@ fn kernel_todo(
         cached += c;
     }
     (todo, cached)
-}
-
-/// The run's input seed: `$HDLC_SEED`, else the clock (every run draws fresh inputs).
-fn base_seed() -> u64 {
-    std::env::var("HDLC_SEED")
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1)
-        })
 }
 
 /// This GPU's device-to-device copy bandwidth (GB/s, read + write), from a few copies of 256 MiB:

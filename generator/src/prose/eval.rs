@@ -144,18 +144,22 @@ pub fn expr_value(e: &Expr, file: &ResultsFile, all: &[&ResultsFile], point: &Po
     }
 }
 
-/// The points of some references on machine `file`: each assignment of their `*` parameters
-/// that all of them have records for (one empty point when there is no `*`).
-pub fn points(refs: &[&Ref], file: &ResultsFile) -> Vec<Point> {
-    let keys: BTreeSet<&String> = refs
-        .iter()
+/// The parameters some reference leaves as `*`.
+fn every_keys<'a>(refs: &[&'a Ref]) -> BTreeSet<&'a String> {
+    refs.iter()
         .flat_map(|r| {
             r.params
                 .iter()
                 .filter(|(_, p)| **p == Param::Every)
                 .map(|(k, _)| k)
         })
-        .collect();
+        .collect()
+}
+
+/// The points of some references on machine `file`: each assignment of their `*` parameters
+/// that all of them have records for (one empty point when there is no `*`).
+pub fn points(refs: &[&Ref], file: &ResultsFile) -> Vec<Point> {
+    let keys = every_keys(refs);
     if keys.is_empty() {
         return vec![Point::new()];
     }
@@ -195,6 +199,9 @@ pub enum Verdict {
 
 /// Evaluate a claim on machine `file`.
 pub fn verdict(cond: &Cond, file: &ResultsFile, all: &[&ResultsFile]) -> Verdict {
+    if let Cond::All(parts) = cond {
+        return every(parts, file, all);
+    }
     let refs: Vec<&Ref> = cond.exprs().iter().flat_map(|e| e.refs()).collect();
     let pts = points(&refs, file);
     if pts.is_empty() {
@@ -203,7 +210,29 @@ pub fn verdict(cond: &Cond, file: &ResultsFile, all: &[&ResultsFile]) -> Verdict
     match cond {
         Cond::Compare(exprs, cmps) => compare(exprs, cmps, &pts, file, all),
         Cond::Trend(up, e) => trend(*up, e, &refs, &pts, file, all),
+        Cond::All(parts) => every(parts, file, all),
     }
+}
+
+/// `a and b`: false when a part is false, unchecked when a part cannot be checked, else it
+/// holds at all the parts' points together.
+fn every(parts: &[Cond], file: &ResultsFile, all: &[&ResultsFile]) -> Verdict {
+    let verdicts: Vec<Verdict> = parts.iter().map(|p| verdict(p, file, all)).collect();
+    if let Some(v) = verdicts.iter().find(|v| matches!(v, Verdict::Fails(_))) {
+        return v.clone();
+    }
+    if let Some(v) = verdicts.iter().find(|v| matches!(v, Verdict::Unchecked(_))) {
+        return v.clone();
+    }
+    Verdict::Holds(
+        verdicts
+            .iter()
+            .map(|v| match v {
+                Verdict::Holds(n) => *n,
+                _ => 0,
+            })
+            .sum(),
+    )
 }
 
 fn compare(
@@ -259,15 +288,7 @@ fn trend(
     file: &ResultsFile,
     all: &[&ResultsFile],
 ) -> Verdict {
-    let keys: BTreeSet<&String> = refs
-        .iter()
-        .flat_map(|r| {
-            r.params
-                .iter()
-                .filter(|(_, p)| **p == Param::Every)
-                .map(|(k, _)| k)
-        })
-        .collect();
+    let keys = every_keys(refs);
     let [key] = keys.into_iter().collect::<Vec<_>>()[..] else {
         return Verdict::Unchecked("a trend needs exactly one `*` parameter".into());
     };

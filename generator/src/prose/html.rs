@@ -88,8 +88,19 @@ pub struct ClaimMark {
 /// The marks of a claim. `files` are in display order; shipped machines are the H100 and H200,
 /// every other file is a reader's own GPU.
 pub fn claim(c: &Cond, files: &[&ResultsFile]) -> ClaimMark {
-    let verdicts: Vec<(&ResultsFile, Verdict)> =
-        files.iter().map(|f| (*f, eval::verdict(c, f, files))).collect();
+    // A machine with no record of the claim's families (the CPU roofline file, a GPU that ran
+    // only the kernels) has nothing to say about it: its line would only be noise.
+    let families: Vec<&str> = c
+        .exprs()
+        .iter()
+        .flat_map(|e| e.refs())
+        .map(|r| r.family.as_str())
+        .collect();
+    let verdicts: Vec<(&ResultsFile, Verdict)> = files
+        .iter()
+        .filter(|f| f.records.iter().any(|r| families.contains(&r.family.as_str())))
+        .map(|f| (*f, eval::verdict(c, f, files)))
+        .collect();
     let line = |f: &ResultsFile, v: &Verdict| match v {
         Verdict::Holds(n) => format!("{}: 성립 ({n}개 측정점)", f.device.name),
         Verdict::Fails(d) => format!("{}: 성립하지 않음 — {d}", f.device.name),

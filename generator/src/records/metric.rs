@@ -84,8 +84,8 @@ impl Metric {
             Metric::RelError => Ok(t.rel_error),
             Metric::Named(n) => match t.metrics.get(n) {
                 Some(v) if v.is_finite() => Ok(*v),
-                Some(_) => Err(format!("`{n}` is not a number")),
-                None => Err(format!("no `{n}` recorded")),
+                Some(_) => Err(format!("{n} is not a number")),
+                None => Err(format!("no {n} recorded")),
             },
         }
     }

@@ -29,17 +29,9 @@ impl Drop for Browser {
 /// 127.0.0.1 so that a page that reached out would fail instead of waiting.
 pub fn launch(chrome: &Path, profile: &Path) -> Browser {
     let child = std::process::Command::new(chrome)
+        .args(super::CHROME_OFFLINE)
         .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
             "--hide-scrollbars",
-            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
             "--window-size=1400,900",
             "--remote-debugging-port=0",
         ])
@@ -283,6 +275,16 @@ impl Tab {
     }
 
     /// A PNG of the viewport, written to `to`.
+    /// A left click at page coordinates, as a mouse makes it (move, press, release).
+    pub fn click_at(&mut self, x: f64, y: f64) {
+        for (t, buttons) in [("mouseMoved", 0), ("mousePressed", 1), ("mouseReleased", 0)] {
+            self.call(
+                "Input.dispatchMouseEvent",
+                json!({"type": t, "x": x, "y": y, "button": "left", "buttons": buttons, "clickCount": 1}),
+            );
+        }
+    }
+
     pub fn screenshot(&mut self, to: &Path) {
         let r = self.call("Page.captureScreenshot", json!({"format": "png"}));
         std::fs::write(to, base64_decode(r["data"].as_str().unwrap())).unwrap();

@@ -83,6 +83,20 @@ pub fn serve(root: &Path) -> String {
     format!("http://127.0.0.1:{port}")
 }
 
+/// Headless Chromium with nothing of its own on the network and every non-loopback host
+/// unresolvable, so that a page that reached out fails instead of waiting.
+pub const CHROME_OFFLINE: &[&str] = &[
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+];
+
 /// Run headless Chromium on `url` with every non-loopback host unresolvable, recording the
 /// network log. Returns (DOM after scripts ran, network log JSON).
 pub fn load(chrome: &Path, url: &str, extra: &[&str]) -> (String, serde_json::Value) {
@@ -91,18 +105,8 @@ pub fn load(chrome: &Path, url: &str, extra: &[&str]) -> (String, serde_json::Va
     let out = Command::new("timeout")
         .arg("120")
         .arg(chrome)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-            "--virtual-time-budget=5000",
-        ])
+        .args(CHROME_OFFLINE)
+        .arg("--virtual-time-budget=5000")
         .arg(format!(
             "--user-data-dir={}",
             dir.path().join("profile").display()

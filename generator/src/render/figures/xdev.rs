@@ -28,16 +28,82 @@ struct Machine<'a> {
 }
 
 pub(super) fn devices(c: &Ctx) -> Result<String, String> {
+    let ms = table_machines(c);
+    let items = shown_items(c, &ms);
+    let any_number = items
+        .iter()
+        .any(|i| ms.iter().any(|m| matches!(state_of(m, i), Some(State::Ok(_)))));
+    if !any_number {
+        return Ok(no_data(c.spec, &c.id, c.spec.size));
+    }
+    let axis = SizeAxis::new(&items);
+    let sheets: Vec<Option<Datasheet>> = ms
+        .iter()
+        .map(|m| {
+            m.file
+                .and_then(|f| f.device.datasheet.clone())
+                .or_else(|| datasheet_for(&m.name))
+        })
+        .collect();
+
+    let mut notes = Footnotes::default();
+    let mut h = String::new();
+    let _ = writeln!(
+        h,
+        "<figure class=\"hdlc-figure hdlc-table hdlc-xdev\" id=\"{}\">",
+        c.id
+    );
+    // Parameters that every row shares go to the caption; the column shows only what varies.
+    let params_col = !axis.varying.is_empty();
+    let head = columns(c, &ms, params_col.then_some(&axis));
+    let mut rows = Vec::new();
+    for item in &items {
+        let label = if item.baseline {
+            format!("{} (기준선)", esc(&item.label))
+        } else {
+            esc(&item.label)
+        };
+        let mut cells = vec![label];
+        if params_col {
+            cells.push(esc(&axis.cell(item)));
+        }
+        let states: Vec<Option<State>> = ms.iter().map(|m| state_of(m, item)).collect();
+        cells.extend(value_cells(&ms, &states, item, c.fam.unit, &mut notes));
+        cells.extend(ratio_cells(&states, &sheets, c.fam.unit, &c.spec.bench));
+        rows.push(cells);
+    }
+    let n = rows.len();
+    let table = HtmlTable {
+        head,
+        rows,
+        shown: vec![true; n],
+    };
+    h.push_str(&table.html());
+    let shared = (!params_col)
+        .then(|| items.first().map(|r| size_text(&axis, r)))
+        .flatten();
+    h.push_str(&caption(c, &ms, &sheets, &items, shared, &notes.html()));
+    h.push_str("</figure>");
+    Ok(h)
+}
+
+/// The machines `device:` asks for, each with its results for this family when it has any.
+fn table_machines<'a>(c: &Ctx<'a>) -> Vec<Machine<'a>> {
     let want = c.spec.device.clone().unwrap_or(Devices::All);
     let covers = |f: &ResultsFile| super::covers(&c.spec.bench, f);
-    let ms: Vec<Machine> = machines(&want, c.files, &covers)
+    machines(&want, c.files, &covers)
         .into_iter()
         .map(|(name, file)| Machine {
             name: file.map_or(name, |f| f.device.name.clone()),
             fam: file.map(|f| Family::new(&c.spec.bench, f)),
             file,
         })
-        .collect();
+        .collect()
+}
+
+/// The items the figure asks for (size, filter, variants), in the first machine's order, then
+/// any only a later machine has; in the order of `variants:` when it lists them.
+fn shown_items<'a>(c: &Ctx, ms: &[Machine<'a>]) -> Vec<&'a Record> {
     let keep = |r: &Record| {
         c.spec
             .filter
@@ -45,7 +111,6 @@ pub(super) fn devices(c: &Ctx) -> Result<String, String> {
             .is_none_or(|w| w.iter().all(|(k, v)| r.params.get(k) == Some(v)))
             && c.spec.variants.as_ref().is_none_or(|vs| vs.contains(&r.variant))
     };
-    // Items in the first machine's order, then any only a later machine has.
     let mut items: Vec<&Record> = Vec::new();
     for fam in ms.iter().filter_map(|m| m.fam.as_ref()) {
         for row in &fam.rows {
@@ -58,45 +123,28 @@ pub(super) fn devices(c: &Ctx) -> Result<String, String> {
     if let Some(vs) = &c.spec.variants {
         items.sort_by_key(|r| vs.iter().position(|v| *v == r.variant));
     }
-    let state_of = |m: &Machine, item: &Record| -> Option<State> {
-        let fam = m.fam.as_ref()?;
-        fam.rows.iter().find(|r| same_item(r.rec, item)).map(|r| r.state)
-    };
-    let any_number = items
-        .iter()
-        .any(|i| ms.iter().any(|m| matches!(state_of(m, i), Some(State::Ok(_)))));
-    if !any_number {
-        return Ok(no_data(c.spec, &c.id, c.spec.size));
-    }
+    items
+}
+
+/// How one machine's run of one item went, if the machine measured it.
+fn state_of(m: &Machine, item: &Record) -> Option<State> {
+    let fam = m.fam.as_ref()?;
+    fam.rows.iter().find(|r| same_item(r.rec, item)).map(|r| r.state)
+}
+
+/// The header: the variant, the varying parameters (when some vary), one value column per
+/// machine, then measured ratio, datasheet ratio and verdict for each machine after the first.
+fn columns(c: &Ctx, ms: &[Machine], axis: Option<&SizeAxis>) -> Vec<String> {
     let unit = c.fam.unit;
-    let axis = SizeAxis::new(&items);
-    let sheets: Vec<Option<Datasheet>> = ms
-        .iter()
-        .map(|m| {
-            m.file
-                .and_then(|f| f.device.datasheet.clone())
-                .or_else(|| datasheet_for(&m.name))
-        })
-        .collect();
     let unit_name = match unit {
         Unit::GBs => "GB/s",
         Unit::GFlops => "FLOP/s",
     };
-
-    let mut notes = Footnotes::default();
-    let mut h = String::new();
-    let _ = writeln!(
-        h,
-        "<figure class=\"hdlc-figure hdlc-table hdlc-xdev\" id=\"{}\">",
-        c.id
-    );
-    // Parameters that every row shares go to the caption; the column shows only what varies.
-    let params_col = !axis.varying.is_empty();
     let mut cols = vec!["변형 (variant)".to_string()];
-    if params_col {
+    if let Some(axis) = axis {
         cols.push(esc(&axis.header()));
     }
-    for m in &ms {
+    for m in ms {
         let nodata = if m.fam.is_none() { " (no data)" } else { "" };
         cols.push(format!(
             "{}{nodata}<br>중앙값 {unit_name} ↑",
@@ -115,35 +163,7 @@ pub(super) fn devices(c: &Ctx) -> Result<String, String> {
         ));
         cols.push("판정 (verdict)".into());
     }
-    let mut rows = Vec::new();
-    for item in &items {
-        let label = if item.baseline {
-            format!("{} (기준선)", esc(&item.label))
-        } else {
-            esc(&item.label)
-        };
-        let mut cells = vec![label];
-        if params_col {
-            cells.push(esc(&axis.cell(item)));
-        }
-        let states: Vec<Option<State>> = ms.iter().map(|m| state_of(m, item)).collect();
-        cells.extend(value_cells(&ms, &states, item, unit, &mut notes));
-        cells.extend(ratio_cells(&states, &sheets, unit, &c.spec.bench));
-        rows.push(cells);
-    }
-    let n = rows.len();
-    let table = HtmlTable {
-        head: cols,
-        rows,
-        shown: vec![true; n],
-    };
-    h.push_str(&table.html());
-    let shared = (!params_col)
-        .then(|| items.first().map(|r| size_text(&axis, r)))
-        .flatten();
-    h.push_str(&caption(c, &ms, &sheets, &items, shared, &notes.html()));
-    h.push_str("</figure>");
-    Ok(h)
+    cols
 }
 
 /// Each machine's value of one item, or its footnote mark where it failed.

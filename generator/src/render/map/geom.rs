@@ -64,11 +64,6 @@ impl Rect {
     }
 }
 
-/// Round to the half-pixel lattice.
-pub fn snap(v: f64) -> f64 {
-    (v * 2.0).round() / 2.0
-}
-
 /// Direction class of a segment modulo 180°: 0 horizontal, 1 diagonal "\" (down-right),
 /// 2 vertical, 3 diagonal "/" (up-right); `None` for a segment that is not octilinear or has
 /// no length.
@@ -128,7 +123,11 @@ pub fn seg_hits_rect(a: Pt, b: Pt, r: &Rect) -> bool {
 /// Does a stroke of width `w` along `a`–`b` overlap box `r`? (The box is grown by half the
 /// stroke: exact along the sides, slightly generous at the corners.)
 pub fn stroke_hits_rect(a: Pt, b: Pt, w: f64, r: &Rect) -> bool {
-    seg_hits_rect(a, b, &r.inflate(w / 2.0))
+    let g = r.inflate(w / 2.0);
+    if a.x.max(b.x) <= g.x0 || a.x.min(b.x) >= g.x1 || a.y.max(b.y) <= g.y0 || a.y.min(b.y) >= g.y1 {
+        return false;
+    }
+    seg_hits_rect(a, b, &g)
 }
 
 fn cross(o: Pt, a: Pt, b: Pt) -> f64 {
@@ -279,92 +278,15 @@ pub fn offset_polyline(pts: &[Pt], d: f64) -> Option<Vec<Pt>> {
     Some(out)
 }
 
-/// Put an octilinear polyline on the half-pixel lattice without changing any direction: the
-/// end points stay where they are (they must already be on the lattice), inner bends move by
-/// at most a quarter pixel, and the last bend is placed so the final segment keeps its
-/// direction exactly. `None` if the snapped polyline would lose a segment or a direction.
-pub fn snap_polyline(pts: &[Pt]) -> Option<Vec<Pt>> {
-    let n = pts.len();
-    if n <= 2 {
-        return Some(pts.to_vec());
-    }
-    let classes: Vec<u8> = pts
-        .windows(2)
-        .map(|w| dir_class(w[0], w[1]))
-        .collect::<Option<Vec<u8>>>()?;
-    let mut out = vec![pts[0]];
-    let end = pts[n - 1];
-    for i in 1..n - 1 {
-        let prev = out[i - 1];
-        let target = pts[i];
-        let last_inner = i == n - 2;
-        let p = match classes[i - 1] {
-            0 => {
-                // Horizontal: keep y, snap x; the final segment decides x if it is vertical or diagonal.
-                let x = if last_inner {
-                    match classes[i] {
-                        2 => end.x,
-                        1 | 3 => end.x - (end.y - prev.y).abs() * (end.x - target.x).signum(),
-                        _ => snap(target.x),
-                    }
-                } else {
-                    snap(target.x)
-                };
-                pt(x, prev.y)
-            }
-            2 => {
-                let y = if last_inner {
-                    match classes[i] {
-                        0 => end.y,
-                        1 | 3 => end.y - (end.x - prev.x).abs() * (end.y - target.y).signum(),
-                        _ => snap(target.y),
-                    }
-                } else {
-                    snap(target.y)
-                };
-                pt(prev.x, y)
-            }
-            _ => {
-                let (sx, sy) = ((target.x - prev.x).signum(), (target.y - prev.y).signum());
-                let len = if last_inner {
-                    match classes[i] {
-                        0 => (end.y - prev.y).abs(),
-                        2 => (end.x - prev.x).abs(),
-                        _ => snap((target.x - prev.x).abs()),
-                    }
-                } else {
-                    snap((target.x - prev.x).abs())
-                };
-                pt(prev.x + sx * len, prev.y + sy * len)
-            }
-        };
-        out.push(p);
-    }
-    out.push(end);
-    for (i, w) in out.windows(2).enumerate() {
-        if dir_class(w[0], w[1]) != Some(classes[i]) {
-            return None;
-        }
-        // Same orientation as before, not reversed.
-        let (ax, ay) = (pts[i + 1].x - pts[i].x, pts[i + 1].y - pts[i].y);
-        let (bx, by) = (w[1].x - w[0].x, w[1].y - w[0].y);
-        if ax * bx + ay * by <= 0.0 {
-            return None;
-        }
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn offsets_keep_directions_and_snap_exactly() {
+    fn offsets_keep_directions() {
         let c = vec![pt(0.0, 0.0), pt(40.0, 0.0), pt(70.0, 30.0), pt(120.0, 30.0)];
         for d in [-12.0, -6.0, 0.0, 6.0, 12.0] {
-            let o = offset_polyline(&c, d).unwrap();
-            let s = snap_polyline(&o).unwrap();
+            let s = offset_polyline(&c, d).unwrap();
             assert!(s.windows(2).all(|w| octilinear(w[0], w[1])), "{s:?}");
             assert_eq!(s[0].y, d);
             assert_eq!(s[3].y, 30.0 + d);
@@ -378,8 +300,7 @@ mod tests {
             pt(100.0, 92.0),
         ];
         for d in [-9.0, -3.0, 3.0, 9.0] {
-            let o = offset_polyline(&v, d).unwrap();
-            let s = snap_polyline(&o).unwrap();
+            let s = offset_polyline(&v, d).unwrap();
             assert!(s.windows(2).all(|w| octilinear(w[0], w[1])), "{s:?}");
         }
         // A bend too tight for the offset is refused.

@@ -1,35 +1,48 @@
 //! The subway map: every card a station, every learning path a colored line.
 //!
-//! A deterministic metro-map layout of the whole card graph, written for this book (ideas from
-//! layered graph drawing and from metro-map work such as Nöllenburg & Wolff's octilinear
-//! layouts and Bast, Brosi & Storandt's loom; the code is our own):
+//! A deterministic metro-map layout of the whole card graph on an octilinear grid, written for
+//! this book (ideas from octilinear grid embedding — Bast, Brosi & Storandt's octi and loom —
+//! and from Nöllenburg & Wolff's labels-as-obstacles; the code is our own):
 //!
-//! * [`net`]: stations go into columns so lines run left to right from basics to advanced
-//!   cards; hops that span columns get dummies; orders in columns minimise crossings.
-//! * [`place`]: heights, labels, column spacing; grown until the map measures clean.
-//! * [`route`]: between two columns every bundle of strands bends once, octilinearly, with
-//!   its lines drawn side by side as parallel offset strokes.
+//! * [`input`] and [`areas`]: stations (each named whole, never cut), lines, the start station
+//!   the start lines lead out of, and the areas (card folders) the legend and overview use.
+//! * [`topo`]: the hops between consecutive stations, with the lines on each.
+//! * [`seed`]: where stations would like to be (stress majorization of hop distances) on a
+//!   landscape rectangle, pushed apart until each station's footprint — marker and name —
+//!   has its room.
+//! * [`grid`]: stations onto grid nodes, moved and swapped for straight runs and few
+//!   crossings; each station's ways out chosen in circular order; room kept for every name;
+//!   one octilinear path searched per hop (A*), hops that cross rerouted.
+//! * [`draw`] and [`label`]: lines, markers and names; a name or hop that finds no room
+//!   widens the grid right there and the map is laid out again ([`plan`]).
 //! * [`stats`]: the measures of the result (`hdlc graph --map-stats`), from its geometry.
-//! * [`svg`]: the drawing — links on stations, `data-line` hooks for the highlight script,
-//!   colors from CSS variables so light and dark themes both work.
+//! * [`svg`] and [`view`]: the drawing and the explorer around it (tools, legend by area,
+//!   hooks for `book/assets/map.js`: overview by area, pan and zoom, search, `#line=`).
 //!
 //! The path pages' strip maps and the card pages' small maps ([`strip`], [`card_map`]) are
 //! simple straight lines and need none of this.
 
+mod areas;
+mod bucket;
+mod draw;
 mod geom;
-mod net;
-mod place;
-mod route;
+mod grid;
+mod input;
+mod label;
+mod plan;
+mod seed;
 mod stats;
 mod strip;
 mod svg;
 mod text;
+mod topo;
+mod view;
 
+pub use areas::Area;
 pub use geom::{Pt, Rect};
-pub use net::Input;
+pub use input::{Input, LineIn, StationIn};
 pub use stats::MapStats;
 pub use strip::{card_map, strip};
-pub use text::{short_label, text_width};
 
 use crate::graph::ConceptGraph;
 use crate::model::Book;
@@ -38,16 +51,16 @@ use crate::model::Book;
 pub const LINE_W: f64 = 5.0;
 /// Distance between the center lines of neighbouring lines in a bundle.
 pub const PITCH: f64 = 6.0;
-/// Width of a station marker.
-pub const PILL_W: f64 = 14.0;
-/// Lines run straight for at least this far on each side of a column's center.
-pub const STUB: f64 = 12.0;
+/// Distance between neighbouring grid nodes.
+pub const CELL: f64 = 40.0;
 /// Gap between a station marker and its label.
-pub const LABEL_GAP: f64 = 4.0;
+pub const LABEL_GAP: f64 = 3.0;
 /// Clearance kept around labels.
 pub const CLEAR: f64 = 2.0;
 /// Margin around the drawing.
-pub const MARGIN: f64 = 24.0;
+pub const MARGIN: f64 = 16.0;
+/// Font size of station labels, px (the SVG's text size; `stats` reports it on screen).
+pub const FONT: f64 = 12.0;
 
 /// Text alignment of a label at its anchor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,34 +83,47 @@ pub struct Anchor {
 pub struct StationGeom {
     pub id: String,
     pub title: String,
-    /// The label's lines (one or two).
+    /// The label's lines (one to three), the whole name.
     pub label: Vec<String>,
-    /// The marker's box (a rounded bar across the lines it serves; a circle for one line).
+    /// The marker's box (a circle, or a rounded bar across the lines it serves).
     pub marker: Rect,
     /// Indices into [`Layout::lines`] of the lines that stop here.
     pub lines: Vec<usize>,
     /// The box the label's text is kept inside.
     pub label_box: Rect,
     pub anchor: Anchor,
+    /// The start station (where the start lines' dashed lead-ins begin).
+    pub start: bool,
+    /// Key of the station's area.
+    pub area: String,
 }
 
-/// A line as drawn: one octilinear polyline through all its stops.
+/// An area of the map: where its stations are, for the overview's area names and for
+/// opening an area at a readable size.
+#[derive(Debug, Clone)]
+pub struct Region {
+    pub key: String,
+    pub title: String,
+    /// The box around its stations and their labels.
+    pub bbox: Rect,
+    /// Where its name goes in the overview: the middle of its stations.
+    pub center: Pt,
+    pub stations: usize,
+}
+
+/// A line as drawn: its dashed lead-in from the start station (may be empty), then one
+/// octilinear polyline through all its stops.
 #[derive(Debug, Clone)]
 pub struct LineGeom {
     pub id: String,
     pub title: String,
     pub color: String,
+    pub lead: Vec<Pt>,
     pub points: Vec<Pt>,
     /// Number of stops.
     pub stations: usize,
-}
-
-/// A legend entry: the line and the top-left corner of its row.
-#[derive(Debug, Clone)]
-pub struct LegendEntry {
-    pub line: usize,
-    pub x: f64,
-    pub y: f64,
+    /// Index into [`Layout::areas`].
+    pub area: usize,
 }
 
 /// The laid-out map.
@@ -105,17 +131,16 @@ pub struct LegendEntry {
 pub struct Layout {
     pub width: f64,
     pub height: f64,
-    /// Height of the map above the legend.
-    pub map_height: f64,
-    pub legend_top: f64,
-    pub legend_entry_w: f64,
     pub stations: Vec<StationGeom>,
     pub lines: Vec<LineGeom>,
-    pub legend: Vec<LegendEntry>,
-    /// Layout rounds it took (each round widens what was too tight).
+    /// The legend's groups of lines.
+    pub areas: Vec<Area>,
+    /// The map's areas, by the cards' folders.
+    pub regions: Vec<Region>,
+    /// Layout attempts it took (each keeps more room for labels or grows the grid).
     pub rounds: usize,
-    /// Translation applied at the end (internal coordinates → drawing).
-    pub shift: (f64, f64),
+    /// Size of the grid, in nodes.
+    pub grid: (usize, usize),
 }
 
 impl Layout {
@@ -132,11 +157,11 @@ pub fn layout(book: &Book, _graph: &ConceptGraph) -> Layout {
 
 /// Lay out a map from a plain input (tests build these directly).
 pub fn layout_input(input: &Input) -> Layout {
-    place::build(input)
+    plan::run(input)
 }
 
-/// The whole map as an inline SVG. `prefix` is the href prefix to card pages (`cards/`); path
-/// pages are linked beside it (`paths/`).
+/// The whole map with its tools and legend, as one line of HTML. `prefix` is the href prefix
+/// to card pages (`cards/`); path pages are linked beside it (`paths/`).
 pub fn global(_book: &Book, layout: &Layout, prefix: &str) -> String {
-    svg::global(layout, prefix)
+    view::widget(layout, prefix)
 }

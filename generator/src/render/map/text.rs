@@ -36,79 +36,94 @@ fn char_width(c: char) -> f64 {
     }
 }
 
-/// Map label: the title without its parenthesised English gloss, cut to at most `max_w` px
-/// (estimated) with an ellipsis.
-pub fn fit_label(title: &str, max_w: f64) -> String {
-    let base = title.split(" (").next().unwrap_or(title).trim();
-    if text_width(base) <= max_w {
-        return base.to_string();
-    }
-    let mut out = String::new();
-    let mut w = char_width('…');
-    for c in base.chars() {
-        if w + char_width(c) > max_w {
-            break;
-        }
-        w += char_width(c);
-        out.push(c);
-    }
-    format!("{}…", out.trim_end())
+/// The title without its parenthesised English gloss.
+pub fn base_name(title: &str) -> &str {
+    title.split(" (").next().unwrap_or(title).trim()
 }
 
-/// Map label in at most two lines of at most `max_w` px each: the title without its English
-/// gloss, split between words where the longer line is shortest, the rest cut with an ellipsis.
-pub fn wrap_label(title: &str, max_w: f64) -> Vec<String> {
-    let base = title.split(" (").next().unwrap_or(title).trim();
-    if text_width(base) <= max_w {
-        return vec![base.to_string()];
-    }
-    let words: Vec<&str> = base.split(' ').filter(|w| !w.is_empty()).collect();
-    let mut best: Option<(f64, usize)> = None;
-    for k in 1..words.len() {
-        let a = text_width(&words[..k].join(" "));
-        let b = text_width(&words[k..].join(" "));
-        if a <= max_w && b <= max_w && best.is_none_or(|(w, _)| a.max(b) < w) {
-            best = Some((a.max(b), k));
-        }
-    }
-    if let Some((_, k)) = best {
-        return vec![words[..k].join(" "), words[k..].join(" ")];
-    }
-    // No clean split: fill the first line by words (or characters), cut the second.
-    let mut first = String::new();
-    for w in &words {
-        let cand = if first.is_empty() {
-            w.to_string()
-        } else {
-            format!("{first} {w}")
-        };
-        if text_width(&cand) <= max_w {
-            first = cand;
-        } else {
-            break;
-        }
-    }
-    if first.is_empty() {
-        for c in base.chars() {
-            if text_width(&first) + char_width(c) > max_w {
-                break;
+/// Station names for the map: each title without its English gloss and, where the title reads
+/// "name — what it shows" and that name is unique on the map, the name alone (a station is
+/// named, not described; the whole title is its tooltip and its card's heading).
+pub fn short_names<'a>(titles: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let bases: Vec<&str> = titles.map(base_name).collect();
+    let head = |b: &str| -> String { b.split(" — ").next().unwrap_or(b).trim().to_string() };
+    let heads: Vec<String> = bases.iter().map(|b| head(b)).collect();
+    bases
+        .iter()
+        .zip(&heads)
+        .map(|(b, h)| {
+            let unique = heads.iter().filter(|o| *o == h).count() == 1
+                && bases.iter().filter(|o| **o == h.as_str()).count() <= 1;
+            if !h.is_empty() && unique {
+                h.clone()
+            } else {
+                b.to_string()
             }
-            first.push(c);
-        }
-    }
-    let rest = base[first.len()..].trim();
-    vec![first, fit_label(rest, max_w)]
+        })
+        .collect()
 }
 
-/// Short label: the Korean title without its parenthesised English gloss, cut to fit.
-pub fn short_label(title: &str, max_chars: usize) -> String {
-    let base = title.split(" (").next().unwrap_or(title).trim();
-    if base.chars().count() <= max_chars {
-        base.to_string()
-    } else {
-        let cut: String = base.chars().take(max_chars.saturating_sub(1)).collect();
-        format!("{}…", cut.trim_end())
+/// Words of a name; a dash stays with the word before it so no line starts with one.
+fn words(name: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in name.split(' ').filter(|w| !w.is_empty()) {
+        match out.last_mut() {
+            Some(last) if w == "—" || w == "–" => {
+                last.push(' ');
+                last.push_str(w);
+            }
+            _ => out.push(w.to_string()),
+        }
     }
+    out
+}
+
+/// The name on `k` lines, broken between words so the widest line is as narrow as it can be.
+fn balanced(words: &[String], k: usize) -> Option<Vec<String>> {
+    let n = words.len();
+    if k == 0 || k > n {
+        return None;
+    }
+    let width = |a: usize, b: usize| text_width(&words[a..b].join(" "));
+    // best[j][i]: narrowest widest line for the first i words on j lines, with the split.
+    let mut best = vec![vec![(f64::INFINITY, 0usize); n + 1]; k + 1];
+    best[0][0] = (0.0, 0);
+    for j in 1..=k {
+        for i in j..=n {
+            for s in j - 1..i {
+                let w = best[j - 1][s].0.max(width(s, i));
+                if w < best[j][i].0 - 1e-9 {
+                    best[j][i] = (w, s);
+                }
+            }
+        }
+    }
+    let mut cuts = vec![n];
+    let mut i = n;
+    for j in (1..=k).rev() {
+        i = best[j][i].1;
+        cuts.push(i);
+    }
+    cuts.reverse();
+    Some(cuts.windows(2).map(|c| words[c[0]..c[1]].join(" ")).collect())
+}
+
+/// Ways to set a station name: on one line, and balanced on two and three lines where it has
+/// the words for it. Never cut: every variant holds the whole name.
+pub fn label_variants(name: &str) -> Vec<Vec<String>> {
+    let ws = words(name);
+    if ws.is_empty() {
+        return vec![vec![String::new()]];
+    }
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for k in 1..=3 {
+        if let Some(v) = balanced(&ws, k) {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -119,20 +134,27 @@ mod tests {
     fn widths() {
         assert_eq!(text_width("산술 강도"), 12.0 * 4.0 + 7.0);
         assert_eq!(text_width("FLOP"), 28.0);
-        assert_eq!(short_label("산술 강도 (Arithmetic Intensity)", 14), "산술 강도");
-        assert_eq!(short_label("가나다라마바사아자차카타파하", 5), "가나다라…");
-        assert_eq!(fit_label("가나다라마바 (Gloss)", 200.0), "가나다라마바");
-        assert_eq!(
-            wrap_label("Attention을 모양으로 읽기 (Attention by Shapes)", 100.0),
-            ["Attention을", "모양으로 읽기"]
+        assert_eq!(base_name("산술 강도 (Arithmetic Intensity)"), "산술 강도");
+    }
+
+    #[test]
+    fn names_and_wrapping() {
+        let names = short_names(
+            [
+                "KV Cache",
+                "KV Cache — Prefill 한 번 (Snapshot 2)",
+                "Selective Scan — 고정 크기 상태 (Scan)",
+            ]
+            .into_iter(),
         );
-        assert_eq!(wrap_label("산술 강도", 100.0), ["산술 강도"]);
-        let w = wrap_label("FlashAttentionForwardKernelWithTensorCores", 100.0);
-        assert!(
-            w.len() == 2 && w.iter().all(|l| text_width(l) <= 100.0) && w[1].ends_with('…'),
-            "{w:?}"
-        );
-        let cut = fit_label("Attention을 모양으로 읽기", 140.0);
-        assert!(text_width(&cut) <= 140.0 && cut.ends_with('…'), "{cut}");
+        assert_eq!(names, ["KV Cache", "KV Cache — Prefill 한 번", "Selective Scan"]);
+        let v = label_variants("Attention을 모양으로 읽기");
+        assert_eq!(v[0], ["Attention을 모양으로 읽기"]);
+        assert_eq!(v[1], ["Attention을", "모양으로 읽기"]);
+        assert_eq!(v.len(), 3);
+        assert!(v.iter().all(|l| l.join(" ") == "Attention을 모양으로 읽기"));
+        let dash = label_variants("첫 커널 — vector add");
+        assert!(dash.iter().flatten().all(|l| !l.starts_with('—')), "{dash:?}");
+        assert_eq!(label_variants("순전파"), [["순전파"]]);
     }
 }

@@ -153,7 +153,7 @@ fn plot(
     let pts: Vec<(f64, f64)> = lines.iter().flat_map(|l| l.points.iter().copied()).collect();
     if pts.is_empty() {
         // Nothing to draw: a table of what failed says more than an empty chart.
-        return super::tables::table(c);
+        return super::table::table(c);
     }
     let (xl, xh) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
         (a.min(p.0), b.max(p.0))

@@ -12,7 +12,8 @@
 mod bars;
 mod lines;
 mod profile;
-mod tables;
+mod record_tables;
+mod table;
 mod words;
 
 use super::notes::{Footnotes, Why};
@@ -43,7 +44,7 @@ pub const LAB_VIEWS: &[LabView] = &[
     },
     LabView {
         name: "table",
-        draw: tables::table,
+        draw: table::table,
     },
     LabView {
         name: "curve",
@@ -51,7 +52,7 @@ pub const LAB_VIEWS: &[LabView] = &[
     },
     LabView {
         name: "records",
-        draw: tables::records,
+        draw: record_tables::records,
     },
 ];
 
@@ -117,7 +118,7 @@ fn lab_one(
     // figspec checked the view; an unknown one (a spec built in code) draws the table.
     match LAB_VIEWS.iter().find(|v| v.name == spec.show) {
         Some(v) => (v.draw)(&c),
-        None => tables::table(&c),
+        None => table::table(&c),
     }
 }
 
