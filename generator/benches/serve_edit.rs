@@ -45,7 +45,9 @@ fn http_get(port: u16, path: &str) -> String {
     write!(s, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").unwrap();
     let mut buf = String::new();
     let _ = s.read_to_string(&mut buf);
-    buf.split_once("\r\n\r\n").map(|x| x.1.to_string()).unwrap_or_default()
+    buf.split_once("\r\n\r\n")
+        .map(|x| x.1.to_string())
+        .unwrap_or_default()
 }
 
 fn http_ok(port: u16, path: &str) -> bool {

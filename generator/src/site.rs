@@ -13,6 +13,9 @@ use crate::render::{self, FigureData, Pages, RenderCache};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// The cache folder, under the book's root.
+pub const CACHE_DIR: &str = "target/hdlc-cache";
+
 /// A loaded and validated book.
 pub struct Site {
     pub root: PathBuf,
@@ -181,7 +184,7 @@ impl Site {
             match crate::cpubench::cpu_results(&self.root, false, opts.progress) {
                 Ok(file) => {
                     measured.notes.push(format!("CPU roofline: {}", file.device.name));
-                    measured.files.push((self.root.join("target/hdlc-cache"), file));
+                    measured.files.push((self.cache_dir(), file));
                 }
                 Err(e) => measured.notes.push(format!("CPU roofline not measured: {e:#}")),
             }
@@ -190,7 +193,8 @@ impl Site {
         Ok(measured)
     }
 
-    /// Stage 4: every page, reusing what `cache` holds from an earlier render.
+    /// Stage 4: every page, reusing what `cache` holds from an earlier render; without one,
+    /// what the cache folder keeps between builds (the map).
     pub fn render(
         &mut self,
         measured: &Measured,
@@ -198,7 +202,15 @@ impl Site {
         cache: Option<&mut RenderCache>,
     ) -> anyhow::Result<Pages> {
         let t = Instant::now();
-        let pages = render_pages(&self.book, &self.graph, measured, opts, cache);
+        let mut fresh;
+        let cache = match cache {
+            Some(c) => c,
+            None => {
+                fresh = RenderCache::on_disk(&self.cache_dir());
+                &mut fresh
+            }
+        };
+        let pages = render_pages(&self.book, &self.graph, measured, opts, Some(cache));
         self.timings.push(("render", t.elapsed()));
         let (pages, diags) = pages?;
         let failed = diags.has_errors();
@@ -266,6 +278,11 @@ impl Site {
             return (card.file.clone(), 0, 0);
         }
         (PathBuf::from("book/src").join(p.page.with_extension("md")), 0, 0)
+    }
+
+    /// Where results are kept between runs on this machine (the CPU roofline, the map).
+    pub fn cache_dir(&self) -> PathBuf {
+        self.root.join(CACHE_DIR)
     }
 
     /// "load 12 ms · validate 3 ms · …"

@@ -160,12 +160,28 @@ fn a_patched_book_is_the_full_build_of_its_pages() {
         (
             "summary",
             text.replacen("summary:", "summary: 새 요약 —", 1),
-            &["cards/bytes.md", "cards/intensity.md", "cards.md", "paths/first.md", "paths/second.md"],
+            &[
+                "cards/bytes.md",
+                "cards/intensity.md",
+                "cards.md",
+                "paths/first.md",
+                "paths/second.md",
+            ],
         ),
         (
             "title",
             text.replacen("title:", "title: 새 제목", 1),
-            &["SUMMARY.md", "cards/bytes.md", "cards/flops.md", "cards/intensity.md", "cards.md", "index.md", "map.md", "paths/first.md", "paths/second.md"],
+            &[
+                "SUMMARY.md",
+                "cards/bytes.md",
+                "cards/flops.md",
+                "cards/intensity.md",
+                "cards.md",
+                "index.md",
+                "map.md",
+                "paths/first.md",
+                "paths/second.md",
+            ],
         ),
     ];
     for (what, new_text, expected) in edits {
@@ -175,22 +191,29 @@ fn a_patched_book_is_the_full_build_of_its_pages() {
             .patch(&pages)
             .unwrap()
             .unwrap_or_else(|| panic!("a {what} edit is patched, not rebuilt"));
-        let mut changed: Vec<String> =
-            patch.changed.iter().map(|p| p.display().to_string()).collect();
+        let mut changed: Vec<String> = patch.changed.iter().map(|p| p.display().to_string()).collect();
         changed.sort();
         let mut expected: Vec<&str> = expected.to_vec();
         expected.sort();
         assert_eq!(changed, expected, "pages a {what} edit changes");
         let generation = live.publish(patch).unwrap();
-        let (problems, moved) = refresher.run(&pages, generation).unwrap();
-        assert!(problems.is_empty(), "{what}: {problems:?}");
-        // The background refresh brings the search index, and for a title the sidebar.
-        assert!(moved.contains(&"searchindex.js"), "{what}: {moved:?}");
-        assert_eq!(moved.contains(&"toc.js"), what == "title", "{what}: {moved:?}");
-
         let full = tempfile::tempdir().unwrap();
         let problems = hdlc::write::write_book(root, &pages, &full.path().join("html"), true);
         assert!(problems.unwrap().is_empty());
+        // The patch itself brings the sidebar (a new title shows there at once).
+        for f in hdlc::write::live::SIDEBAR {
+            let read = |d: &std::path::Path| std::fs::read(d.join(f)).unwrap();
+            assert!(
+                read(&out) == read(&full.path().join("html")),
+                "{what}: {f} is the full build's"
+            );
+        }
+        let (problems, moved) = refresher.run(&pages, generation).unwrap();
+        assert!(problems.is_empty(), "{what}: {problems:?}");
+        // The background refresh brings the search index; the sidebar was already right.
+        assert!(moved.contains(&"searchindex.js"), "{what}: {moved:?}");
+        assert!(!moved.contains(&"toc.js"), "{what}: {moved:?}");
+
         let (served, built) = (tree(&out), tree(&full.path().join("html")));
         assert_eq!(
             served.keys().collect::<Vec<_>>(),
@@ -198,7 +221,11 @@ fn a_patched_book_is_the_full_build_of_its_pages() {
             "{what}: the same files"
         );
         for (rel, bytes) in &built {
-            assert!(served[rel] == *bytes, "{what}: {} differs from a full build", rel.display());
+            assert!(
+                served[rel] == *bytes,
+                "{what}: {} differs from a full build",
+                rel.display()
+            );
         }
         std::fs::write(&card, &text).unwrap();
         let pages = pages_of(root, &mut cache);
@@ -206,4 +233,40 @@ fn a_patched_book_is_the_full_build_of_its_pages() {
         let generation = live.publish(back).unwrap();
         refresher.run(&pages, generation).unwrap();
     }
+}
+
+/// Under `serve` a title edit does not wait for the map's layout: the first render leaves the
+/// pages that show the map as they were and says so, the next one brings them, and then the
+/// pages are those of a render without a cache.
+#[test]
+fn a_deferred_map_follows_in_the_next_render() {
+    let tmp = common::fixture_book("valid");
+    let root = tmp.path();
+    let mut cache = hdlc::render::RenderCache::default().defer_map();
+    let before = pages_of(root, &mut cache);
+    assert!(!cache.map_pending(), "the first render draws the map");
+    let card = root.join("cards/basics/bytes.md");
+    let text = std::fs::read_to_string(&card).unwrap();
+    std::fs::write(&card, text.replacen("title:", "title: 새 제목", 1)).unwrap();
+    let first = pages_of(root, &mut cache);
+    assert!(cache.map_pending(), "a new title waits for a new map");
+    for p in ["index.md", "map.md"] {
+        assert_eq!(
+            first[std::path::Path::new(p)],
+            before[std::path::Path::new(p)],
+            "{p}"
+        );
+    }
+    assert_ne!(
+        first[std::path::Path::new("cards/bytes.md")],
+        before[std::path::Path::new("cards/bytes.md")]
+    );
+    let second = pages_of(root, &mut cache);
+    assert!(!cache.map_pending());
+    assert_ne!(
+        second[std::path::Path::new("map.md")],
+        before[std::path::Path::new("map.md")]
+    );
+    let fresh = pages_of(root, &mut hdlc::render::RenderCache::default());
+    assert!(second == fresh, "the pages of a render without a cache");
 }

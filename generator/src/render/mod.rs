@@ -8,7 +8,8 @@
 //! Why the work is spread over threads: bodies (figures, math) and the map layout are most of
 //! the time, they are independent of one another, and the output does not depend on the order
 //! they finish in (results are put back in card order). Why a [`RenderCache`]: `serve`
-//! re-renders after every save, and an edit to one card changes one body.
+//! re-renders after every save, and an edit to one card changes one body; and the map's layout,
+//! the largest single piece, is kept on disk between builds while its input stays the same.
 
 pub mod figures;
 pub mod map;
@@ -18,7 +19,6 @@ mod body;
 mod cache;
 mod card;
 mod pages;
-mod parallel;
 mod templates;
 mod views;
 
@@ -32,8 +32,8 @@ use crate::model::Book;
 use body::BodyInput;
 use cache::CachedBody;
 use serde::Serialize;
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 
 /// Measured data the renderer draws from.
 pub struct FigureData<'a> {
@@ -128,40 +128,80 @@ fn render_inner(
     cache.front = None;
     let keys: Vec<u64> = book.cards.iter().map(|c| cache::body_key(c, &labs)).collect();
     let RenderCache {
-        bodies, map, pages, ..
+        bodies,
+        maps,
+        pages: previous,
+        dir,
+        defer_map,
+        map_pending,
+        ..
     } = &mut *cache;
+    let dir = dir.as_deref();
+    // Deferring needs the pages it leaves as they were; a map deferred once is drawn now.
+    let defer = *defer_map && !*map_pending && previous.contains_key(Path::new(pages::MAP_PAGES[1]));
     let (cards, others) = std::thread::scope(|s| {
-        let others = all_pages.then(|| s.spawn(|| other_pages(&t, book, graph, map)));
-        let cards = parallel::map(book.cards.len(), |i| {
+        let others = all_pages.then(|| s.spawn(|| other_pages(&t, book, graph, maps, dir, defer)));
+        let cards = crate::parallel::map(book.cards.len(), |i| {
             card_out(&t, &input, graph, bodies, i, keys[i], all_pages)
         });
         let others = others.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
         (cards, others)
     });
-    let mut out = match others {
-        Some(pages) => pages?,
-        None => std::mem::take(pages),
+    let (mut out, deferred) = others_or_previous(others, previous)?;
+    let new_bodies = card_pages(book, keys, cards, bodies, &mut out, diags)?;
+    if keep {
+        cache.bodies = new_bodies;
+        // A deferred map: the next render makes every page, the map pages with the map.
+        cache.front = (!deferred).then_some(front);
+        cache.map_pending = deferred;
+        cache.pages = out.clone();
+    }
+    Ok(out)
+}
+
+/// The pages besides the cards': those just made (with the previous map pages where the map
+/// was deferred), or, when none were made, the previous render's. Also whether the map waits.
+fn others_or_previous(
+    others: Option<anyhow::Result<(Pages, bool)>>,
+    previous: &mut Pages,
+) -> anyhow::Result<(Pages, bool)> {
+    let (mut out, deferred) = match others {
+        Some(others) => others?,
+        None => return Ok((std::mem::take(previous), false)),
     };
-    let mut new_bodies = std::collections::HashMap::with_capacity(book.cards.len());
+    if deferred {
+        for p in pages::MAP_PAGES.map(PathBuf::from) {
+            out.insert(p.clone(), previous[&p].clone());
+        }
+    }
+    Ok((out, deferred))
+}
+
+/// The cards' pages into `out` and their bodies' reports into `diags`, in card order; returns
+/// every card's body (new, or taken from `cached`) for the next render.
+fn card_pages(
+    book: &Book,
+    keys: Vec<u64>,
+    cards: Vec<anyhow::Result<CardOut>>,
+    cached: &mut HashMap<String, CachedBody>,
+    out: &mut Pages,
+    diags: &mut Diagnostics,
+) -> anyhow::Result<HashMap<String, CachedBody>> {
+    let mut bodies = HashMap::with_capacity(book.cards.len());
     for ((card, key), result) in book.cards.iter().zip(keys).zip(cards) {
         let CardOut { body, page } = result?;
         let body = match body {
             Some(b) => b,
-            None => bodies.remove(&card.id).expect("a reused body is cached"),
+            None => cached.remove(&card.id).expect("a reused body is cached"),
         };
         debug_assert_eq!(body.key, key);
         diags.extend(body.diags.clone());
         if let Some(page) = page {
             out.insert(PathBuf::from(format!("cards/{}.md", card.id)), page);
         }
-        new_bodies.insert(card.id.clone(), body);
+        bodies.insert(card.id.clone(), body);
     }
-    if keep {
-        cache.bodies = new_bodies;
-        cache.front = Some(front);
-        cache.pages = out.clone();
-    }
-    Ok(out)
+    Ok(bodies)
 }
 
 /// The body and page of the `i`-th card, reusing the cached body when its key matches.
@@ -169,7 +209,7 @@ fn card_out(
     t: &tera::Tera,
     input: &BodyInput,
     graph: &ConceptGraph,
-    bodies: &std::collections::HashMap<String, CachedBody>,
+    bodies: &HashMap<String, CachedBody>,
     i: usize,
     key: u64,
     all_pages: bool,
@@ -192,21 +232,31 @@ fn card_out(
 }
 
 /// Every page but the card pages; the global map is laid out again only if its input changed.
+/// With `defer`, a map not drawn before is not drawn now: the pages are made without
+/// [`pages::MAP_PAGES`], and the flag returned says so.
 fn other_pages(
     t: &tera::Tera,
     book: &Book,
     graph: &ConceptGraph,
-    map_cache: &mut Option<(u64, String)>,
-) -> anyhow::Result<Pages> {
-    let key = cache::map_key(book);
-    let svg = match map_cache.take() {
-        Some((k, svg)) if k == key => svg,
-        _ => map::global(book, &map::layout(book, graph), "cards/"),
+    maps: &mut Vec<(String, String)>,
+    dir: Option<&std::path::Path>,
+    defer: bool,
+) -> anyhow::Result<(Pages, bool)> {
+    let key = cache::map_key(book, MAP_PREFIX);
+    let svg = match cache::find_map(maps, dir, &key) {
+        Some(svg) => svg,
+        None if defer => return Ok((pages::render(t, book, None)?, true)),
+        None => {
+            let svg = map::global(book, &map::layout(book, graph), MAP_PREFIX);
+            cache::drawn_map(maps, dir, &key, &svg);
+            svg
+        }
     };
-    let pages = pages::render(t, book, &svg);
-    *map_cache = Some((key, svg));
-    pages
+    Ok((pages::render(t, book, Some(&svg))?, false))
 }
+
+/// Where the global map's stations link to, from the pages that show it (the book's top level).
+const MAP_PREFIX: &str = "cards/";
 
 /// Paths in reading order: the start paths first (by `start`), then the rest as listed.
 pub fn reading_order(book: &Book) -> Vec<usize> {

@@ -11,8 +11,12 @@ use crate::model::Book;
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-/// Every page but the card pages, given the global map's SVG.
-pub fn render(t: &tera::Tera, book: &Book, map_svg: &str) -> anyhow::Result<Pages> {
+/// The pages that show the global map.
+pub const MAP_PAGES: [&str; 2] = ["index.md", "map.md"];
+
+/// Every page but the card pages, given the global map's SVG; without it, every page but the
+/// card pages and [`MAP_PAGES`].
+pub fn render(t: &tera::Tera, book: &Book, map_svg: Option<&str>) -> anyhow::Result<Pages> {
     let mut pages = Pages::new();
     for (i, p) in book.paths.iter().enumerate() {
         pages.insert(
@@ -20,15 +24,17 @@ pub fn render(t: &tera::Tera, book: &Book, map_svg: &str) -> anyhow::Result<Page
             path_page(t, book, i)?,
         );
     }
-    let index = index_view(book, map_svg);
-    pages.insert(
-        PathBuf::from("index.md"),
-        t.render("index.md", &tera::Context::from_serialize(&index)?)?,
-    );
-    let mut ctx = tera::Context::new();
-    ctx.insert("map_svg", map_svg);
-    ctx.insert("paths", &index.all_paths);
-    pages.insert(PathBuf::from("map.md"), t.render("map.md", &ctx)?);
+    if let Some(map_svg) = map_svg {
+        let index = index_view(book, map_svg);
+        pages.insert(
+            PathBuf::from(MAP_PAGES[0]),
+            t.render("index.md", &tera::Context::from_serialize(&index)?)?,
+        );
+        let mut ctx = tera::Context::new();
+        ctx.insert("map_svg", map_svg);
+        ctx.insert("paths", &index.all_paths);
+        pages.insert(PathBuf::from(MAP_PAGES[1]), t.render("map.md", &ctx)?);
+    }
     pages.insert(
         PathBuf::from("cards.md"),
         t.render("cards.md", &tera::Context::from_serialize(card_index(book))?)?,

@@ -100,7 +100,7 @@ pub fn serve(root: &Path, host: &str, port: u16) -> ExitCode {
             let _ = watcher.watch(&path, notify::RecursiveMode::Recursive);
         }
     }
-    let (r, v) = (root.to_path_buf(), version.clone());
+    let r = root.to_path_buf();
     std::thread::spawn(move || {
         let _watcher = watcher;
         while let Ok(ev) = rx.recv() {
@@ -109,9 +109,7 @@ pub fn serve(root: &Path, host: &str, port: u16) -> ExitCode {
                 change = change.max(edited(&r, &ev));
             }
             if let Some(c) = change {
-                if session.rebuild(c) {
-                    v.bump();
-                }
+                session.rebuild(c);
             }
         }
     });

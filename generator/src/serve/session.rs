@@ -7,19 +7,20 @@
 //! served book, and a full build in the background brings the print page and the search index
 //! up to date (they show every card: a changed card's text is findable a moment later).
 //! The render starts before validation ends whenever the records can be reused (measuring,
-//! which may run kernels, waits for a valid book).
+//! which may run kernels, waits for a valid book). When a title changed the map, the edit is
+//! served without waiting for the map's layout, and the map pages follow in a second step.
 
+use super::http::Version;
 use crate::diag::Diagnostics;
 use crate::measure::Measured;
 use crate::render::{Pages, RenderCache};
-use crate::site::{figure_bodies, render_pages, validate_book, BuildOptions, Site};
+use crate::site::{figure_bodies, render_pages, validate_book, BuildOptions, Site, CACHE_DIR};
+use crate::write::live::{LiveBook, Patch, SIDEBAR};
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use crate::write::live::{LiveBook, Patch, SIDEBAR};
-use super::http::Version;
-use std::sync::Arc;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Sender};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What a batch of file events touched, from least to most.
@@ -46,11 +47,13 @@ pub struct Session {
     figures: HashMap<String, (u64, Vec<String>)>,
     /// Jobs for the background refresh: the served pages and their generation.
     refresh: Sender<(Pages, u64)>,
+    /// The version the reload script waits on: bumped whenever the served pages change.
+    version: Arc<Version>,
 }
 
 impl Session {
-    /// A session serving `out`; `version` is bumped when the background refresh changes what
-    /// pages show (the sidebar).
+    /// A session serving `out`; `version` is bumped whenever the served pages change (an
+    /// edit's pages, the map pages that follow them, a sidebar the background refresh brings).
     pub fn new(root: &Path, out: &Path, version: Arc<Version>) -> anyhow::Result<Session> {
         let templates = root.join("generator/src/render/templates");
         let opts = BuildOptions {
@@ -67,6 +70,7 @@ impl Session {
         let refresher = live.refresher()?;
         let (tx, rx) = channel::<(Pages, u64)>();
         let r = root.to_path_buf();
+        let v = version.clone();
         std::thread::spawn(move || {
             while let Ok(mut job) = rx.recv() {
                 // Only the newest pages matter: wait until the edits pause.
@@ -76,7 +80,7 @@ impl Session {
                 match refresher.run(&job.0, job.1) {
                     Ok((problems, _)) if !problems.is_empty() => report_problems(&r, &problems),
                     // A new sidebar (a title changed) shows on every page: reload them.
-                    Ok((_, moved)) if moved.iter().any(|f| SIDEBAR.contains(f)) => version.bump(),
+                    Ok((_, moved)) if moved.iter().any(|f| SIDEBAR.contains(f)) => v.bump(),
                     Ok(_) => {}
                     Err(e) => eprintln!("error: refreshing the sidebar, search index and print page: {e:#}"),
                 }
@@ -86,17 +90,29 @@ impl Session {
             root: root.to_path_buf(),
             opts,
             live,
-            cache: RenderCache::default(),
+            cache: RenderCache::on_disk(&root.join(CACHE_DIR)).defer_map(),
             records: None,
             figures: HashMap::new(),
             refresh: tx,
+            version,
         })
     }
 
-    /// Rebuild after `change`; true if the served book changed.
-    pub fn rebuild(&mut self, change: Change) -> bool {
+    /// Rebuild after `change`, bumping the version each time the served book changes; when the
+    /// map had to wait ([`RenderCache::defer_map`]), its pages follow in a second step.
+    pub fn rebuild(&mut self, change: Change) {
+        if self.rebuild_once(change) {
+            self.version.bump();
+            if self.cache.map_pending() && self.rebuild_once(Change::Content) {
+                self.version.bump();
+            }
+        }
+    }
+
+    /// One rebuild; true if the served book changed.
+    fn rebuild_once(&mut self, change: Change) -> bool {
         if change >= Change::Kernels {
-            self.cache = RenderCache::default();
+            self.cache = RenderCache::on_disk(&self.root.join(CACHE_DIR)).defer_map();
             self.records = None;
         }
         if change == Change::Book {
@@ -136,9 +152,7 @@ impl Session {
             // book that fails validation is not the renderer's to judge: a panic there is
             // dropped with the book.
             let early = early.then(|| {
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    self.render_and_patch(&site)
-                }))
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.render_and_patch(&site)))
             });
             (v.join(), early)
         });

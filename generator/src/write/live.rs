@@ -8,11 +8,13 @@
 //! to the book's configuration, theme and assets. For an edit, mdBook builds a small book: the
 //! changed pages and the pages next to them, with only the changed pages' text. A page's HTML
 //! depends on its own Markdown, its name and its neighbours' paths (the previous/next arrows);
-//! the sidebar is not in the page but in `toc.js`. The changed pages' HTML is moved into the
-//! served book. What depends on every page — the sidebar (`toc.js`, `toc.html`: a new title), the
-//! print page and the search index — comes from a full build run afterwards in the background
-//! ([`Refresher`]), whose other pages are the same bytes: building the sidebar needs mdBook to
-//! render every chapter, which is most of a full build.
+//! the sidebar is not in the page but in `toc.js` and `toc.html`. When the sidebar changed (a
+//! title: SUMMARY.md), the small book holds every chapter, still with only the changed pages'
+//! text: the sidebar is made from the chapters' names and places alone, so it comes out as a
+//! full build writes it, for about a tenth of a second more. The changed pages' HTML (and the
+//! sidebar) is moved into the served book. What depends on every page's text — the print page
+//! and the search index — comes from a full build run afterwards in the background
+//! ([`Refresher`]), whose other files are the same bytes.
 
 use super::{config, stage, write_book, write_pages};
 use crate::render::Pages;
@@ -22,7 +24,8 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// Files of the built book that depend on every page: left to the background refresh.
+/// Files of the built book that depend on every page: brought up to date by the background
+/// refresh (the sidebar also by a patch that changes it).
 pub const LAZY_FILES: [&str; 4] = ["print.html", "searchindex.js", "toc.js", "toc.html"];
 
 /// Of [`LAZY_FILES`], those every page shows (the sidebar): when they change, pages reload.
@@ -138,15 +141,19 @@ impl LiveBook {
             .filter(|p| p.as_path() != Path::new("SUMMARY.md"))
             .cloned()
             .collect();
-        self.small_build(&chapters)?;
+        let sidebar = changed.iter().any(|p| p.as_path() == Path::new("SUMMARY.md"));
+        self.small_build(&chapters, sidebar)?;
         let html = self.scratch.path().join("html");
-        let files = chapters
+        let mut files: Vec<(PathBuf, PathBuf)> = chapters
             .iter()
             .map(|c| {
                 let rel = c.with_extension("html");
                 (rel.clone(), html.join(rel))
             })
             .collect();
+        if sidebar {
+            files.extend(SIDEBAR.map(|f| (PathBuf::from(f), html.join(f))));
+        }
         Ok(Some(Patch {
             files,
             pages: pages.clone(),
@@ -168,14 +175,19 @@ impl LiveBook {
         Ok(*generation)
     }
 
-    /// mdBook over the scratch tree, reduced to the changed `chapters` and their neighbours.
-    fn small_build(&self, chapters: &HashSet<PathBuf>) -> anyhow::Result<()> {
+    /// mdBook over the scratch tree, reduced to the changed `chapters` and their neighbours;
+    /// with `sidebar` (SUMMARY.md changed), over every chapter, so that the sidebar it writes
+    /// (`toc.js`, `toc.html`: made from the chapters' names and places, not their text) is the
+    /// full build's.
+    fn small_build(&self, chapters: &HashSet<PathBuf>, sidebar: bool) -> anyhow::Result<()> {
         let work = self.scratch.path();
         let config = config(work, true, false)?;
         let mut md = mdbook_driver::MDBook::load_with_config(work, config)
             .map_err(|e| anyhow::anyhow!("mdBook could not load the changed pages: {e:#}"))?;
         let wanted = |p: &Option<PathBuf>| p.as_ref().is_some_and(|p| chapters.contains(p));
-        md.book = neighbourhood(&md.book, &wanted);
+        if !sidebar {
+            md.book = neighbourhood(&md.book, &wanted);
+        }
         // Pages built only for their place in the book are built without their text.
         md.book.for_each_chapter_mut(|ch| {
             if !wanted(&ch.path) {

@@ -1,8 +1,8 @@
 //! A map over `0..n` on every core, results in index order.
 //!
-//! Why not a thread-pool crate: the renderer needs one call shape (independent items of very
-//! different cost — a card with ten figures next to one with none), which a shared counter
-//! balances: each thread takes the next item when it is free.
+//! Why not a thread-pool crate: the renderer and the validator need one call shape (independent
+//! items of very different cost — a card with ten figures next to one with none), which a shared
+//! counter balances: each thread takes the next item when it is free.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
