@@ -18,6 +18,7 @@ pub mod markup;
 pub mod measure;
 pub mod metric_names;
 pub mod model;
+pub mod parallel;
 pub mod prose;
 pub mod records;
 pub mod render;

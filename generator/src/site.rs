@@ -6,11 +6,15 @@
 
 use crate::diag::Diagnostics;
 use crate::graph::ConceptGraph;
+use crate::measure::Measured;
 use crate::measure::{self, MeasureOptions};
 use crate::model::Book;
-use crate::render::{self, FigureData};
+use crate::render::{self, FigureData, Pages, RenderCache};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// The cache folder, under the book's root.
+pub const CACHE_DIR: &str = "target/hdlc-cache";
 
 /// A loaded and validated book.
 pub struct Site {
@@ -72,80 +76,85 @@ pub fn find_root(start: &Path) -> Option<PathBuf> {
 impl Site {
     /// Stages 1 and 2. Never fails: problems are in `diags`.
     pub fn load(root: &Path) -> Site {
+        let mut site = Site::read(root);
+        let t = Instant::now();
+        let diags = validate_book(&site.book);
+        site.diags.extend(diags);
+        site.timings.push(("validate", t.elapsed()));
+        site
+    }
+
+    /// Stage 1 alone: the book read and its graph built, not validated (`serve` validates
+    /// beside the render of an edit, with [`validate_book`]).
+    pub fn read(root: &Path) -> Site {
         let mut diags = Diagnostics::new();
-        let mut timings = Vec::new();
         let t = Instant::now();
         let book = crate::load::load_book(root, &mut diags);
-        timings.push(("load", t.elapsed()));
-        let t = Instant::now();
-        crate::validate::validate(&book, &mut diags);
         let graph = ConceptGraph::build(&book);
-        timings.push(("validate", t.elapsed()));
         Site {
             root: root.to_path_buf(),
             book,
             graph,
             diags,
-            timings,
+            timings: vec![("load", t.elapsed())],
         }
     }
 
-    /// Families the book's figures draw from.
-    pub fn needed_families(&self) -> Vec<String> {
+    /// GPU families and lab families the book's figures draw from.
+    pub fn needed(&self) -> (Vec<String>, Vec<String>) {
+        let figures: Vec<String> = self.book.cards.iter().flat_map(figure_bodies).collect();
+        self.needed_from(&figures)
+    }
+
+    /// GPU families and lab families of the figure blocks `figures` (their bodies).
+    pub fn needed_from(&self, figures: &[String]) -> (Vec<String>, Vec<String>) {
         let labs = crate::figspec::lab_families(&self.book.labs);
-        let mut v: Vec<String> = self
-            .book
-            .cards
+        let known = crate::render::figures::known(&labs);
+        let mut gpu: Vec<String> = figures
             .iter()
-            .flat_map(|c| crate::markup::scan(c.body(), c.body_offset))
-            .filter_map(|p| match p {
-                crate::markup::Piece::Figure { body, .. } => {
-                    crate::figspec::parse_figure(&body, &crate::render::figures::known(&labs))
-                        .ok()
-                        .and_then(|f| f.bench().map(str::to_string))
-                }
-                _ => None,
+            .filter_map(|body| {
+                crate::figspec::parse_figure(body, &known)
+                    .ok()
+                    .and_then(|f| f.bench().map(str::to_string))
             })
             .collect();
         // Only GPU families go to the GPU harness; `cpu` is measured by `cpubench` below.
-        v.retain(|f| measure::families().contains(&f.as_str()));
-        v.sort();
-        v.dedup();
-        v
-    }
-
-    /// The `bench:` of every figure block in the book, as written (checked or not).
-    fn figure_benches(&self) -> Vec<String> {
-        self.book
-            .cards
+        gpu.retain(|f| measure::families().contains(&f.as_str()));
+        gpu.sort();
+        gpu.dedup();
+        // The `bench:` of every figure block as written (checked or not) that names a lab.
+        let mut lab: Vec<String> = figures
             .iter()
-            .flat_map(|c| crate::markup::scan(c.body(), c.body_offset))
-            .filter_map(|p| match p {
-                crate::markup::Piece::Figure { body, .. } => body.lines().find_map(|l| {
+            .filter_map(|body| {
+                body.lines().find_map(|l| {
                     l.trim()
                         .strip_prefix("bench:")
                         .map(|v| v.split('#').next().unwrap_or("").trim().to_string())
-                }),
-                _ => None,
+                })
             })
-            .collect()
-    }
-
-    /// Lab families the book's figures draw from.
-    pub fn needed_lab_families(&self) -> Vec<String> {
-        let labs: Vec<String> = self.book.labs.iter().map(|l| l.family.clone()).collect();
-        let mut v = self.figure_benches();
-        v.retain(|f| labs.contains(f));
-        v.sort();
-        v.dedup();
-        v
+            .filter(|f| self.book.labs.iter().any(|l| &l.family == f))
+            .collect();
+        lab.sort();
+        lab.dedup();
+        (gpu, lab)
     }
 
     /// Stages 3–5. Call only when `load` found no errors.
     pub fn build(&mut self, opts: &BuildOptions) -> anyhow::Result<BuildReport> {
+        let measured = self.measure(opts)?;
+        let pages = self.render(&measured, opts, None)?;
+        let out_dir = self.write(&pages, opts)?;
+        Ok(BuildReport {
+            out_dir,
+            pages: pages.len(),
+            notes: measured.notes,
+        })
+    }
+
+    /// Stage 3: the records the figures draw from (measured where stale and a GPU is there).
+    pub fn measure(&mut self, opts: &BuildOptions) -> anyhow::Result<Measured> {
         let t = Instant::now();
-        let families = self.needed_families();
-        let lab_families = self.needed_lab_families();
+        let (families, lab_families) = self.needed();
         let mut measured = measure::measure(&MeasureOptions {
             root: self.root.clone(),
             families: families.clone(),
@@ -175,62 +184,76 @@ impl Site {
             match crate::cpubench::cpu_results(&self.root, false, opts.progress) {
                 Ok(file) => {
                     measured.notes.push(format!("CPU roofline: {}", file.device.name));
-                    measured.files.push((self.root.join("target/hdlc-cache"), file));
+                    measured.files.push((self.cache_dir(), file));
                 }
                 Err(e) => measured.notes.push(format!("CPU roofline not measured: {e:#}")),
             }
         }
         self.timings.push(("measure", t.elapsed()));
+        Ok(measured)
+    }
 
+    /// Stage 4: every page, reusing what `cache` holds from an earlier render; without one,
+    /// what the cache folder keeps between builds (the map).
+    pub fn render(
+        &mut self,
+        measured: &Measured,
+        opts: &BuildOptions,
+        cache: Option<&mut RenderCache>,
+    ) -> anyhow::Result<Pages> {
         let t = Instant::now();
-        let figs = FigureData {
-            files: &measured.files,
-            local_device: measured.local_device.as_deref(),
+        let mut fresh;
+        let cache = match cache {
+            Some(c) => c,
+            None => {
+                fresh = RenderCache::on_disk(&self.cache_dir());
+                &mut fresh
+            }
         };
-        let mut diags = Diagnostics::new();
-        let pages = render::render_with(
-            &self.book,
-            &self.graph,
-            &figs,
-            opts.templates_dir.as_deref(),
-            &mut diags,
-        )?;
+        let pages = render_pages(&self.book, &self.graph, measured, opts, Some(cache));
         self.timings.push(("render", t.elapsed()));
+        let (pages, diags) = pages?;
         let failed = diags.has_errors();
         self.diags.extend(diags);
         if failed {
             anyhow::bail!("rendering found errors; the previous book was left in place");
         }
+        Ok(pages)
+    }
 
+    /// Stage 5: the pages built by mdBook into the output directory, which it returns.
+    pub fn write(&mut self, pages: &Pages, opts: &BuildOptions) -> anyhow::Result<PathBuf> {
         let t = Instant::now();
         let out_dir = opts
             .out_dir
             .clone()
             .unwrap_or_else(|| self.root.join("book/html"));
-        let problems = crate::write::write_book(&self.root, &pages, &out_dir, opts.live_reload)?;
+        let problems = crate::write::write_book(&self.root, pages, &out_dir, opts.live_reload)?;
         self.timings.push(("write", t.elapsed()));
-        if !problems.is_empty() {
-            for p in &problems {
-                let (file, line, col) = self.source_of(p);
-                self.diags
-                    .error(
-                        &file,
-                        line,
-                        col,
-                        format!("{}: `{}` (in {})", p.message, p.url, p.page.display()),
-                    )
-                    .hint("fix the link or asset; the previous book was left in place");
-            }
-            anyhow::bail!(
-                "{} broken link(s) or external resource(s) in the built book",
-                problems.len()
-            );
+        self.fail_on_problems(&problems)?;
+        Ok(out_dir)
+    }
+
+    /// Report broken links or external resources of a built book as errors at their sources.
+    pub fn fail_on_problems(&mut self, problems: &[crate::verify::Problem]) -> anyhow::Result<()> {
+        if problems.is_empty() {
+            return Ok(());
         }
-        Ok(BuildReport {
-            out_dir,
-            pages: pages.len(),
-            notes: measured.notes,
-        })
+        for p in problems {
+            let (file, line, col) = self.source_of(p);
+            self.diags
+                .error(
+                    &file,
+                    line,
+                    col,
+                    format!("{}: `{}` (in {})", p.message, p.url, p.page.display()),
+                )
+                .hint("fix the link or asset; the previous book was left in place");
+        }
+        anyhow::bail!(
+            "{} broken link(s) or external resource(s) in the built book",
+            problems.len()
+        )
     }
 
     /// Map a problem in a built page back to the file an author edits, with a line if found.
@@ -257,6 +280,11 @@ impl Site {
         (PathBuf::from("book/src").join(p.page.with_extension("md")), 0, 0)
     }
 
+    /// Where results are kept between runs on this machine (the CPU roofline, the map).
+    pub fn cache_dir(&self) -> PathBuf {
+        self.root.join(CACHE_DIR)
+    }
+
     /// "load 12 ms · validate 3 ms · …"
     pub fn timing_line(&self) -> String {
         self.timings
@@ -265,4 +293,44 @@ impl Site {
             .collect::<Vec<_>>()
             .join(" · ")
     }
+}
+
+/// The body of every figure block of a card.
+pub fn figure_bodies(card: &crate::model::Card) -> Vec<String> {
+    crate::markup::scan(card.body(), card.body_offset)
+        .into_iter()
+        .filter_map(|p| match p {
+            crate::markup::Piece::Figure { body, .. } => Some(body),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Stage 2 over a loaded book: every problem, none fatal here.
+pub fn validate_book(book: &Book) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    crate::validate::validate(book, &mut diags);
+    diags
+}
+
+/// Stage 4 as a function of its inputs (`serve` runs it beside validation); with a cache, what
+/// it holds is reused and this render's results are kept there.
+pub fn render_pages(
+    book: &Book,
+    graph: &ConceptGraph,
+    measured: &Measured,
+    opts: &BuildOptions,
+    cache: Option<&mut RenderCache>,
+) -> anyhow::Result<(Pages, Diagnostics)> {
+    let figs = FigureData {
+        files: &measured.files,
+        local_device: measured.local_device.as_deref(),
+    };
+    let mut diags = Diagnostics::new();
+    let templates = opts.templates_dir.as_deref();
+    let pages = match cache {
+        Some(c) => render::render_incremental(book, graph, &figs, templates, &mut diags, c)?,
+        None => render::render_with(book, graph, &figs, templates, &mut diags)?,
+    };
+    Ok((pages, diags))
 }

@@ -1,5 +1,9 @@
 //! `serve` builds the book, serves it on loopback, and rebuilds with a new version number when a
-//! card changes; a broken edit keeps the last good book served.
+//! card changes; a broken edit keeps the last good book served. An edit rewrites only the pages
+//! that show what changed, and the result is the book a full build writes.
+//!
+//! How long an edit takes to reach the browser is measured by a benchmark, not here:
+//! `cargo bench --bench serve_edit`.
 
 mod common;
 
@@ -9,7 +13,8 @@ use std::time::{Duration, Instant};
 
 fn get(port: u16, path: &str) -> Option<(u16, String)> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    // Long enough for a long poll on `/__hdlc/wait` (the server answers within 25 s).
+    s.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
     write!(s, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
     let mut buf = Vec::new();
     s.read_to_end(&mut buf).ok()?;
@@ -70,18 +75,22 @@ fn serve_rebuilds_on_change_and_keeps_the_last_good_book() {
     );
     let v1 = get(port, "/__hdlc/version").unwrap().1;
 
-    // An edit: rebuilt, new version, new text served.
+    // An edit: rebuilt, new version (a waiting reload script hears of it), new text served,
+    // and — once the background refresh is done — found by search.
     let card = tmp.path().join("cards/basics/bytes.md");
     let mut text = std::fs::read_to_string(&card).unwrap();
     text.push_str("\n새로 쓴 문장입니다.\n");
     std::fs::write(&card, &text).unwrap();
     wait_for("a rebuild after the edit", 60, || {
-        get(port, "/__hdlc/version").is_some_and(|(_, v)| v != v1)
+        get(port, &format!("/__hdlc/wait?seen={v1}")).is_some_and(|(_, v)| v != v1)
     });
     assert!(get(port, "/cards/bytes.html")
         .unwrap()
         .1
         .contains("새로 쓴 문장입니다"));
+    wait_for("the search index to hold the new sentence", 60, || {
+        get(port, "/searchindex.js").is_some_and(|(_, t)| t.contains("새로 쓴 문장입니다"))
+    });
 
     // A broken edit: no new version, the last good page is still served.
     let v2 = get(port, "/__hdlc/version").unwrap().1;
@@ -93,4 +102,171 @@ fn serve_rebuilds_on_change_and_keeps_the_last_good_book() {
         .1
         .contains("새로 쓴 문장입니다"));
     assert_eq!(get(port, "/no/such/page.html").unwrap().0, 404);
+}
+
+/// The pages of the book at `root` as `serve` renders them (live reload on, shipped results).
+fn pages_of(root: &std::path::Path, cache: &mut hdlc::render::RenderCache) -> hdlc::render::Pages {
+    let mut site = hdlc::site::Site::load(root);
+    assert!(!site.diags.has_errors(), "the fixture must pass check");
+    let opts = hdlc::site::BuildOptions {
+        use_gpu: false,
+        progress: false,
+        out_dir: None,
+        live_reload: true,
+        templates_dir: None,
+        cpu_bench: false,
+        labs: false,
+    };
+    let records = site.measure(&opts).unwrap();
+    site.render(&records, &opts, Some(cache)).unwrap()
+}
+
+/// Every file under `dir`, by relative path.
+fn tree(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e.path().strip_prefix(dir).unwrap().to_path_buf();
+            (rel, std::fs::read(e.path()).unwrap())
+        })
+        .collect()
+}
+
+/// The served book after a patch and its background refresh is, byte for byte, the book a full
+/// build of the same pages writes — for an edit of a body, a summary and a title — and a patch
+/// rewrites only the pages that show what changed.
+#[test]
+fn a_patched_book_is_the_full_build_of_its_pages() {
+    use hdlc::write::live::LiveBook;
+    let tmp = common::fixture_book("valid");
+    let root = tmp.path();
+    let out = root.join("book/html");
+    let mut cache = hdlc::render::RenderCache::default();
+    let mut live = LiveBook::new(root, &out).unwrap();
+    // The fixture has ten pages: a title shows on nine of them.
+    live.max_patch = Some(usize::MAX);
+    assert!(live.rebuild(&pages_of(root, &mut cache)).unwrap().is_empty());
+    let refresher = live.refresher().unwrap();
+    let card = root.join("cards/basics/bytes.md");
+    let text = std::fs::read_to_string(&card).unwrap();
+    let edits: [(&str, String, &[&str]); 3] = [
+        (
+            "body",
+            format!("{text}\n고쳐 쓴 문장입니다.\n"),
+            &["cards/bytes.md"],
+        ),
+        (
+            "summary",
+            text.replacen("summary:", "summary: 새 요약 —", 1),
+            &[
+                "cards/bytes.md",
+                "cards/intensity.md",
+                "cards.md",
+                "paths/first.md",
+                "paths/second.md",
+            ],
+        ),
+        (
+            "title",
+            text.replacen("title:", "title: 새 제목", 1),
+            &[
+                "SUMMARY.md",
+                "cards/bytes.md",
+                "cards/flops.md",
+                "cards/intensity.md",
+                "cards.md",
+                "index.md",
+                "map.md",
+                "paths/first.md",
+                "paths/second.md",
+            ],
+        ),
+    ];
+    for (what, new_text, expected) in edits {
+        std::fs::write(&card, &new_text).unwrap();
+        let pages = pages_of(root, &mut cache);
+        let patch = live
+            .patch(&pages)
+            .unwrap()
+            .unwrap_or_else(|| panic!("a {what} edit is patched, not rebuilt"));
+        let mut changed: Vec<String> = patch.changed.iter().map(|p| p.display().to_string()).collect();
+        changed.sort();
+        let mut expected: Vec<&str> = expected.to_vec();
+        expected.sort();
+        assert_eq!(changed, expected, "pages a {what} edit changes");
+        let generation = live.publish(patch).unwrap();
+        let full = tempfile::tempdir().unwrap();
+        let problems = hdlc::write::write_book(root, &pages, &full.path().join("html"), true);
+        assert!(problems.unwrap().is_empty());
+        // The patch itself brings the sidebar (a new title shows there at once).
+        for f in hdlc::write::live::SIDEBAR {
+            let read = |d: &std::path::Path| std::fs::read(d.join(f)).unwrap();
+            assert!(
+                read(&out) == read(&full.path().join("html")),
+                "{what}: {f} is the full build's"
+            );
+        }
+        let (problems, moved) = refresher.run(&pages, generation).unwrap();
+        assert!(problems.is_empty(), "{what}: {problems:?}");
+        // The background refresh brings the search index; the sidebar was already right.
+        assert!(moved.contains(&"searchindex.js"), "{what}: {moved:?}");
+        assert!(!moved.contains(&"toc.js"), "{what}: {moved:?}");
+
+        let (served, built) = (tree(&out), tree(&full.path().join("html")));
+        assert_eq!(
+            served.keys().collect::<Vec<_>>(),
+            built.keys().collect::<Vec<_>>(),
+            "{what}: the same files"
+        );
+        for (rel, bytes) in &built {
+            assert!(
+                served[rel] == *bytes,
+                "{what}: {} differs from a full build",
+                rel.display()
+            );
+        }
+        std::fs::write(&card, &text).unwrap();
+        let pages = pages_of(root, &mut cache);
+        let back = live.patch(&pages).unwrap().expect("undoing an edit is a patch");
+        let generation = live.publish(back).unwrap();
+        refresher.run(&pages, generation).unwrap();
+    }
+}
+
+/// Under `serve` a title edit does not wait for the map's layout: the first render leaves the
+/// pages that show the map as they were and says so, the next one brings them, and then the
+/// pages are those of a render without a cache.
+#[test]
+fn a_deferred_map_follows_in_the_next_render() {
+    let tmp = common::fixture_book("valid");
+    let root = tmp.path();
+    let mut cache = hdlc::render::RenderCache::default().defer_map();
+    let before = pages_of(root, &mut cache);
+    assert!(!cache.map_pending(), "the first render draws the map");
+    let card = root.join("cards/basics/bytes.md");
+    let text = std::fs::read_to_string(&card).unwrap();
+    std::fs::write(&card, text.replacen("title:", "title: 새 제목", 1)).unwrap();
+    let first = pages_of(root, &mut cache);
+    assert!(cache.map_pending(), "a new title waits for a new map");
+    for p in ["index.md", "map.md"] {
+        assert_eq!(
+            first[std::path::Path::new(p)],
+            before[std::path::Path::new(p)],
+            "{p}"
+        );
+    }
+    assert_ne!(
+        first[std::path::Path::new("cards/bytes.md")],
+        before[std::path::Path::new("cards/bytes.md")]
+    );
+    let second = pages_of(root, &mut cache);
+    assert!(!cache.map_pending());
+    assert_ne!(
+        second[std::path::Path::new("map.md")],
+        before[std::path::Path::new("map.md")]
+    );
+    let fresh = pages_of(root, &mut hdlc::render::RenderCache::default());
+    assert!(second == fresh, "the pages of a render without a cache");
 }
