@@ -56,7 +56,12 @@ pub const METRICS: &[Metric] = &[
     m("kv_budget_tokens", "KV pool 크기", Count("tokens"), Neither),
     m("gpu_idle_pct", "GPU가 쉬는 시간 비율 (step당)", Percent, Lower),
     m("decode_step_ms", "decode step 시간 (batch 256)", Millis, Lower),
-    m("floor_ms", "weight + KV를 한 번 읽는 시간 (하한)", Millis, Neither),
+    m(
+        "floor_ms",
+        "weight + KV를 한 번 읽는 시간 (하한)",
+        Millis,
+        Neither,
+    ),
     m("floor_ratio", "decode step ÷ 하한", Ratio, Lower),
     m("kv_read_bytes", "step당 읽는 KV 크기", Bytes, Neither),
     m("request_rate", "요청 도착률", Unit("req/s"), Neither),
