@@ -12,17 +12,21 @@ OUT=${OUT:?OUT is the folder the results go to}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$OUT/gpu.txt"
 results=kernels/results/$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 \
   | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\+/-/g; s/-$//').json
-case "$1" in
-demo)
-  # What a reader sees on a first build on a card the book has no records for: every record of
-  # this GPU loses its cache key (the file stays, so cards that cite its numbers still build).
-  cp "$results" /tmp/shipped.json
+# Every record of this GPU loses its cache key, and the cache goes: as on a card the book has no
+# records for (the file stays, so cards that cite its numbers still build).
+forget_keys() {
   python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 for r in d["records"]:
     r["key"] = ""
 json.dump(d, open(sys.argv[1], "w"))' "$results"
   rm -rf target/hdlc-cache
+}
+case "$1" in
+demo)
+  # What a reader sees on a first build on a card the book has no records for.
+  cp "$results" /tmp/shipped.json
+  forget_keys
   timeout -s INT "${DEMO_S:-100}" "$BIN" build --out /tmp/book > "$OUT/first-build.log" 2>&1
   echo "exit $?" >> "$OUT/first-build.log"
   timeout -s INT 25 "$BIN" build --out /tmp/book > "$OUT/resume.log" 2>&1
@@ -36,12 +40,7 @@ kernels)
   ;;
 announce)
   cp "$results" /tmp/measured.json
-  python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-for r in d["records"]:
-    r["key"] = ""
-json.dump(d, open(sys.argv[1], "w"))' "$results"
-  rm -rf target/hdlc-cache
+  forget_keys
   timeout -s INT 20 "$BIN" build --out /tmp/book > "$OUT/announce.log" 2>&1
   echo "exit $?" >> "$OUT/announce.log"
   cp /tmp/measured.json "$results"
