@@ -213,7 +213,10 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("nano_vllm", "nano-vllm serving engine"),
     ("nano_vllm_kernels", "nano-vllm kernels"),
     ("nano_vllm_scale", "nano engine (nano-vllm benchmark 규모)"),
-    ("nano_vllm_scale_rates", "nano engine (Poisson 도착, 요청률 sweep)"),
+    (
+        "nano_vllm_scale_rates",
+        "nano engine (Poisson 도착, 요청률 sweep)",
+    ),
     ("dllm_step", "diffusion LM step"),
     ("dist_ddp", "DDP"),
     ("dist_fsdp", "FSDP2"),

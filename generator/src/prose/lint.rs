@@ -246,7 +246,11 @@ mod tests {
         assert!(texts("peak는 989 TFLOP/s(데이터시트)다.\n").is_empty());
         assert!(texts("하한은 약 60.8 µs(계산)다.\n").is_empty());
         assert!(texts("vLLM은 A800에서 8,588 token/s다(보고된 수치).\n").is_empty());
-        assert_eq!(texts("보고된 8,588 token/s다.\n"), ["8,588 token/s"], "보고된 alone is not a mark");
+        assert_eq!(
+            texts("보고된 8,588 token/s다.\n"),
+            ["8,588 token/s"],
+            "보고된 alone is not a mark"
+        );
         assert!(texts("곱은 3 × 4,096 × 14,336 = 176,160,768이다.\n").is_empty());
         assert!(texts("수식 $x = 3.2\\,\\text{ms}$ 와 `5 ms` 는 prose가 아니다.\n").is_empty());
         assert!(texts("## 참고 자료\n\n- H100: 3.35 TB/s\n").is_empty());
