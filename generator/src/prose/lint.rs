@@ -23,6 +23,9 @@ pub const MARKERS: &[&str] = &[
     "이론",
     "가정",
     "사양",
+    // others' published benchmark results (an issue, a README), cited as theirs
+    "보고된 수치",
+    "reported",
 ];
 
 /// Words that contain a marker but do not mark anything ("재계산" is recomputation, not a
@@ -242,6 +245,12 @@ mod tests {
         assert_eq!(texts("paged는 1.24배 느렸다. K가 8배 짧아진다.\n"), ["1.24배"]);
         assert!(texts("peak는 989 TFLOP/s(데이터시트)다.\n").is_empty());
         assert!(texts("하한은 약 60.8 µs(계산)다.\n").is_empty());
+        assert!(texts("vLLM은 A800에서 8,588 token/s다(보고된 수치).\n").is_empty());
+        assert_eq!(
+            texts("보고된 8,588 token/s다.\n"),
+            ["8,588 token/s"],
+            "보고된 alone is not a mark"
+        );
         assert!(texts("곱은 3 × 4,096 × 14,336 = 176,160,768이다.\n").is_empty());
         assert!(texts("수식 $x = 3.2\\,\\text{ms}$ 와 `5 ms` 는 prose가 아니다.\n").is_empty());
         assert!(texts("## 참고 자료\n\n- H100: 3.35 TB/s\n").is_empty());
