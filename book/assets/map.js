@@ -90,15 +90,39 @@
       b.addEventListener("click", function () { openArea(r); });
       chips.appendChild(b);
     });
-    // An area opens at a size its names can be read at, around its middle, its stations marked
-    // (an area may be wider than the window: the marks show where to pan).
+    // An area opens at a size its names can be read at, its stations marked (an area may be
+    // wider than the window: the marks show where to pan). It opens around its middle, or, when
+    // the window holds only part of it, where the window holds the most of its stations.
     function openArea(r) {
+      const key = r.getAttribute("data-area");
       const g = ["x", "y", "width", "height"].map(function (k) { return parseFloat(r.getAttribute(k)); });
       const cx = parseFloat(r.getAttribute("data-cx")), cy = parseFloat(r.getAttribute("data-cy"));
       const w = Math.min(g[2], 2 * Math.min(cx - g[0], g[0] + g[2] - cx) + 80);
       const h = Math.min(g[3], 2 * Math.min(cy - g[1], g[1] + g[3] - cy) + 80);
-      show(cx - w / 2, cy - h / 2, w, h, READABLE / FONT);
-      markArea(r.getAttribute("data-area"));
+      const sc = clampScale(Math.max(Math.min(room() / w, port.clientHeight / h) * 0.92, READABLE / FONT));
+      const whole = w * sc <= room() && h * sc <= port.clientHeight;
+      const c = whole ? [cx, cy] : densest(key, [cx, cy], 0.6 * room() / sc, 0.7 * port.clientHeight / sc);
+      show(c[0] - w / 2, c[1] - h / 2, w, h, READABLE / FONT);
+      markArea(key);
+    }
+    // Among the area's stations, the one whose window (vw × vh, map units) holds the most of
+    // them, the nearest to the middle on a tie; the middle itself when the area has none.
+    function densest(key, mid, vw, vh) {
+      const pts = Array.prototype.map.call(
+        svg.querySelectorAll('.hdlc-stop[data-area="' + key + '"] rect'),
+        function (e) {
+          return [parseFloat(e.getAttribute("x")) + parseFloat(e.getAttribute("width")) / 2,
+                  parseFloat(e.getAttribute("y")) + parseFloat(e.getAttribute("height")) / 2];
+        });
+      let best = mid, most = -1, near = Infinity;
+      pts.forEach(function (p) {
+        const n = pts.filter(function (q) {
+          return Math.abs(q[0] - p[0]) <= vw / 2 && Math.abs(q[1] - p[1]) <= vh / 2;
+        }).length;
+        const d = Math.hypot(p[0] - mid[0], p[1] - mid[1]);
+        if (n > most || (n === most && d < near)) { best = p; most = n; near = d; }
+      });
+      return best;
     }
     function markArea(key) {
       svg.classList.toggle("hdlc-area-focus", !!key);
