@@ -32,14 +32,20 @@ fn python_present() -> bool {
     ok
 }
 
-const FAKE_TORCHRUN: &str = r#"import os, subprocess, sys
+/// Like torchrun: each rank in a session of its own, all of them stopped on SIGTERM.
+const FAKE_TORCHRUN: &str = r#"import os, signal, subprocess, sys
 args = sys.argv[1:]
 assert "--standalone" in args, args
 n = int(next(a.split("=", 1)[1] for a in args if a.startswith("--nproc-per-node=")))
-ranks = [subprocess.Popen([sys.executable, args[-1]],
+ranks = [subprocess.Popen([sys.executable, args[-1]], start_new_session=True,
                           env={**os.environ, "RANK": str(r), "LOCAL_RANK": str(r),
                                "WORLD_SIZE": str(n), "LOCAL_WORLD_SIZE": str(n)})
          for r in range(n)]
+def stop(sig, frame):
+    for p in ranks:
+        p.terminate()
+    os._exit(1)
+signal.signal(signal.SIGTERM, stop)
 sys.exit(max(p.wait() for p in ranks))
 "#;
 
@@ -452,4 +458,33 @@ fn the_probe_counts_gpus_and_names_nccl() {
     assert_eq!(uncounted.gpus, 1, "a GPU that is seen counts as one");
     let none = labs::probe::parse(r#"{"python": "3.12", "gpu_count": 4}"#).unwrap();
     assert_eq!(none.gpus, 0, "no GPU seen, no GPUs");
+}
+
+/// A world run that outlives its time-out: torchrun's ranks live in sessions of their own, out of
+/// the lab's process group, so the runner must let torchrun stop them (SIGTERM first) rather than
+/// kill torchrun alone and leave its ranks on the GPUs.
+#[test]
+fn a_timed_out_world_run_leaves_no_rank_behind() {
+    if !python_present() {
+        return;
+    }
+    let book = fake_book("- id: hang\n  file: hang.py\n  family: fam_hang\n  requires: [torch]\n  world: [2]\n  timeout_s: 1\n");
+    let marker = book.path().join("rank-survived");
+    let hang = format!("import pathlib, time\ntime.sleep(4)\npathlib.Path({marker:?}).write_text('x')\n");
+    std::fs::write(book.path().join("kernels/labs/fake/hang.py"), hang).unwrap();
+    let empty = ResultsFile {
+        schema: 1,
+        device: device(),
+        records: Vec::new(),
+    };
+    let started = std::time::Instant::now();
+    let (file, _, _) = run_on(book.path(), &machine(2), empty);
+    assert!(started.elapsed().as_secs() < 4, "took {:?}", started.elapsed());
+    match &file.records[0].outcome {
+        Outcome::Failed { stage, .. } => assert_eq!(*stage, FailStage::Timeout),
+        Outcome::Ok(_) => panic!("a hung lab was recorded as ok"),
+    }
+    assert_eq!(world_of(&file.records[0]), Some(2));
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    assert!(!marker.exists(), "a rank outlived the time-out");
 }
