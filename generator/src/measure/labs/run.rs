@@ -51,15 +51,8 @@ pub fn run_one(
 ) -> Option<Vec<Record>> {
     let (args, env) = command(root, lab, world, seed);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = child::run(
-        &python(),
-        &args,
-        root,
-        &env,
-        Duration::from_secs(lab.timeout_s),
-        stop,
-        on_line,
-    );
+    let timeout = Duration::from_secs(lab.timeout_s);
+    let run = child::run(&python(), &args, root, &env, timeout, stop, on_line);
     if run.exit == child::Exit::Interrupted {
         return None;
     }
