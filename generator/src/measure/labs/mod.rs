@@ -232,7 +232,7 @@ pub fn plan(
         let worlds: Vec<Option<World>> = if lab.world.is_empty() {
             vec![None]
         } else {
-            let (run, skip) = world::split(lab, env);
+            let (run, skip) = world::split(&lab.world, &lab.cpu_world, env);
             note_skipped(file, lab, &skip, notes);
             run.into_iter().map(Some).collect()
         };

@@ -12,7 +12,6 @@
 //! (NCCL) or, where no GPU is visible and the manifest lists the size under `cpu_world:`, per CPU
 //! process (gloo). Rank 0 prints the records; the runner adds `params.world = W` to each.
 
-use super::manifest::Lab;
 use super::probe::Env;
 use std::path::Path;
 use std::time::Duration;
@@ -68,11 +67,13 @@ pub fn env(world: &World) -> Vec<(String, String)> {
     ]
 }
 
-/// The world sizes of `lab` that run here, and those that do not with why. A lab without
-/// `world:` has neither (it runs once, as a plain process).
-pub fn split(lab: &Lab, env: &Env) -> (Vec<World>, Vec<(u32, String)>) {
+/// Which of a lab's world sizes (`world`, `cpu_world` of its manifest entry) run here, and
+/// which do not with why. A lab without `world:` has neither (it runs once, as a plain process).
+/// Takes the lists rather than the lab so that the manifest, which calls [`check`], need not be
+/// imported here.
+pub fn split(world: &[u32], cpu_world: &[u32], env: &Env) -> (Vec<World>, Vec<(u32, String)>) {
     let (mut run, mut skip) = (Vec::new(), Vec::new());
-    for &size in &lab.world {
+    for &size in world {
         if env.gpu.is_some() {
             if size <= env.gpus {
                 run.push(World {
@@ -84,7 +85,7 @@ pub fn split(lab: &Lab, env: &Env) -> (Vec<World>, Vec<(u32, String)>) {
             } else {
                 skip.push((size, format!("needs {size} GPU(s), {} visible", env.gpus)));
             }
-        } else if lab.cpu_world.contains(&size) {
+        } else if cpu_world.contains(&size) {
             run.push(World {
                 size,
                 backend: Backend::Gloo,
