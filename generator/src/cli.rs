@@ -319,6 +319,12 @@ fn list_benches(root: &std::path::Path) -> ExitCode {
             l.source_file,
             l.summary
         );
+        if !l.world.is_empty() {
+            println!(
+                "      world {:?} (torchrun, one process per GPU; gloo CPU processes without a GPU: {:?})",
+                l.world, l.cpu_world
+            );
+        }
     }
     for d in diags.sorted() {
         eprintln!("{d}");

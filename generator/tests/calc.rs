@@ -334,6 +334,8 @@ fn record(variant: &str, baseline: bool, flops: f64, bytes: f64, ms: f64, date: 
             git_commit: "test".into(),
             date: date.into(),
             frameworks: Default::default(),
+            gpus: None,
+            interconnect: None,
         },
         wall_s: None,
     }

@@ -73,6 +73,8 @@ fn env() -> Env {
     Env {
         versions,
         gpu: Some("Test GPU".into()),
+        gpus: 1,
+        interconnect: None,
     }
 }
 
@@ -82,6 +84,8 @@ fn provenance() -> Provenance {
         git_commit: "test".into(),
         date: "2026-01-01T00:00:00Z".into(),
         frameworks: BTreeMap::new(),
+        gpus: None,
+        interconnect: None,
     }
 }
 

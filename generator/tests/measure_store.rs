@@ -52,6 +52,8 @@ fn rec(family: &str, variant: &str, n: u64, outcome: Outcome) -> Record {
             git_commit: "x".into(),
             date: "2026-01-01T00:00:00Z".into(),
             frameworks: Default::default(),
+            gpus: None,
+            interconnect: None,
         },
         wall_s: None,
     }

@@ -211,6 +211,8 @@ fn records(items: Vec<Item>, key: &str, root: &Path) -> Vec<Record> {
         git_commit: crate::measure::git_commit(root),
         date: crate::measure::now_rfc3339(),
         frameworks: Default::default(),
+        gpus: None,
+        interconnect: None,
     };
     let source_hash = source_hash();
     items

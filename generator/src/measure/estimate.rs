@@ -95,8 +95,11 @@ pub fn item_seconds(item: &Item, files: &[(PathBuf, ResultsFile)], reader_gbs: O
 
 /// One lab's expected seconds: the time its last run took (every record of a lab carries it).
 pub fn lab_seconds(p: &Planned, files: &[(PathBuf, ResultsFile)], reader_gbs: Option<f64>) -> Option<f64> {
+    let world = p.world.as_ref().map(|w| u64::from(w.size));
     recorded(files, reader_gbs, &|r| {
-        r.family == p.lab.family && r.source_file.as_deref() == Some(p.lab.source_file.as_str())
+        r.family == p.lab.family
+            && r.source_file.as_deref() == Some(p.lab.source_file.as_str())
+            && world.is_none_or(|w| r.params.get("world") == Some(&w))
     })
 }
 

@@ -188,4 +188,10 @@ pub struct Provenance {
     /// triton, jax, ...). Absent for kernels, which the device's own fields describe.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub frameworks: BTreeMap<String, String>,
+    /// Multi-GPU labs only: how many GPUs the machine showed (0: gloo CPU processes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<u32>,
+    /// Multi-GPU labs only: what connects the GPUs, from `nvidia-smi topo -m` ("NV18", "PIX").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interconnect: Option<String>,
 }

@@ -71,6 +71,8 @@ impl<'g> Session<'g> {
                 git_commit: super::git_commit(&opts.root),
                 date: super::now_rfc3339(),
                 frameworks: Default::default(),
+                gpus: None,
+                interconnect: None,
             },
             seed: crate::measure::reference::base_seed(),
         })

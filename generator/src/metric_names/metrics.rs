@@ -87,6 +87,29 @@ pub const METRICS: &[Metric] = &[
     m("err_vs_bf16", "BF16 weight 대비 상대 오차", Error, Lower),
     m("kv_err_vs_bf16", "BF16 KV cache 대비 상대 오차", Error, Lower),
     m("splits", "KV 분할 수 (split)", Count(""), Neither),
+    // Collectives (dist_collectives): nccl-tests' bandwidths and the α–β fit per collective.
+    m(
+        "algbw_gbps",
+        "algorithm bandwidth (메시지 크기 ÷ 시간)",
+        Unit("GB/s"),
+        Higher,
+    ),
+    m(
+        "busbw_gbps",
+        "bus bandwidth (nccl-tests 환산, link 속도와 비교)",
+        Unit("GB/s"),
+        Higher,
+    ),
+    m("alpha_us", "α (고정 지연, 최소제곱 fit)", Micros, Lower),
+    m(
+        "beta_ps_per_byte",
+        "β (byte당 시간, 최소제곱 fit)",
+        Unit("ps/B"),
+        Lower,
+    ),
+    m("fit_gbps", "1/β (fit으로 본 대역폭)", Unit("GB/s"), Higher),
+    m("fit_rms_rel_pct", "fit 상대 오차 (RMS)", Percent, Lower),
+    m("fit_points", "fit에 쓴 크기 수", Count("sizes"), Neither),
     // Columns of the tables labs record (profilers, collectives).
     m("calls", "호출 수", Count(""), Neither),
     m("calls_per_run", "실행당 호출 수", Count(""), Neither),

@@ -106,6 +106,7 @@ pub const FAMILY_PARAMS: &[(&[&str], Param)] = &[
         p("d", "model dim", ""),
     ),
     (&["bandwidth", "reduction", "cpu"], p("n", "elements", "")),
+    (&["dist_collectives"], p("bytes", "메시지 크기", "B")),
     (&["quant_gemv"], p("n", "N (output)", "")),
     (&["quant_gemv"], p("k", "K (input)", "")),
 ];
@@ -222,6 +223,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("dist_fsdp", "FSDP2"),
     ("dist_bucketing", "gradient bucketing"),
     ("dist_comm_profile", "communication profile"),
+    ("dist_collectives", "collective 통신 (torch.distributed)"),
 ];
 
 /// A benchmark family in words ("sgemm" → "SGEMM (FP32 행렬 곱)"); an unknown one humanized.

@@ -154,6 +154,8 @@ mod tests {
                 git_commit: String::new(),
                 date: String::new(),
                 frameworks: Default::default(),
+                gpus: None,
+                interconnect: None,
             },
             wall_s: None,
         }

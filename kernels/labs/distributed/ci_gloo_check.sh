@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # CI step: the distributed labs' correctness on CPU processes with the gloo backend — DDP's
 # averaged gradients equal one process's gradients, FSDP2's shards reassemble to the full
-# parameters. CI has no GPU; CPU PyTorch in a throwaway virtualenv is enough for these checks.
-# Exits non-zero unless every gloo record is `ok` and within its stated tolerance.
+# parameters, and every collective of collectives.py (at world 2, started by torchrun as
+# `hdlc bench` starts it) gives exactly the expected result at every size. CI has no GPU; CPU PyTorch in a throwaway virtualenv is enough for these checks.
+# Exits non-zero unless every checked record is `ok` and within its stated tolerance.
 set -euo pipefail
 cd "$(dirname "$0")"
 # HDLC_CI_VENV reuses a virtualenv that already has torch (a developer's, say).
@@ -21,3 +22,8 @@ fi
 for lab in ddp.py fsdp2.py; do
   HDLC_LAB_QUICK=1 "$venv/bin/python" "$lab" 2>/dev/null | python3 ci_check_records.py "$lab"
 done
+# The runner's convention for labs with `world:` in their manifest entry: torchrun, one process
+# per rank; HDLC_LAB_BACKEND=gloo is what the runner sets for a `cpu_world` run.
+HDLC_LAB_QUICK=1 HDLC_LAB_BACKEND=gloo NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 \
+  NVSHMEM_DISABLE_NVLS=1 "$venv/bin/python" -m torch.distributed.run --standalone \
+  --nproc-per-node=2 collectives.py 2>/dev/null | python3 ci_check_records.py collectives.py --all 2

@@ -2,7 +2,7 @@
 //!
 //! Why a process group: a lab may start processes of its own (torch.compile's compile workers,
 //! torchrun's ranks). Killing only the Python we started would leave them holding the GPU and
-//! our pipes. On a time-out the whole group is killed. Pipes are drained on threads so a lab
+//! our pipes. On a time-out the whole group is asked to stop (SIGTERM), then killed. Pipes are drained on threads so a lab
 //! that writes a lot to one of them can never block on the other.
 
 use std::io::Read;
@@ -212,12 +212,27 @@ fn split_lines(partial: &mut Vec<u8>, lines: &Mutex<Vec<String>>) {
     }
 }
 
+/// How long a lab's group has to end after SIGTERM before it is killed.
+const TERM_GRACE: Duration = Duration::from_secs(10);
+
+/// SIGTERM to the group, then SIGKILL after a grace period. Why not SIGKILL at once: torchrun
+/// starts each rank in a session of its own (out of our group's reach) and stops them itself
+/// when it receives SIGTERM; killed outright, it would leave its ranks holding the GPUs.
 #[cfg(unix)]
 fn kill_group(child: &mut Child) {
+    let group = child.id() as libc::pid_t;
     // SAFETY: sends a signal to the process group the child leads (created with
     // process_group(0) above, so its id is the group id).
     unsafe {
-        libc::killpg(child.id() as libc::pid_t, libc::SIGKILL);
+        libc::killpg(group, libc::SIGTERM);
+    }
+    let asked = Instant::now();
+    while asked.elapsed() < TERM_GRACE && matches!(child.try_wait(), Ok(None)) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: as above; whatever is left of the group is killed.
+    unsafe {
+        libc::killpg(group, libc::SIGKILL);
     }
     let _ = child.kill();
 }

@@ -34,6 +34,10 @@ pub struct Lab {
     /// The manifest (relative to the root) and the line of the entry, for messages.
     pub manifest: PathBuf,
     pub line: usize,
+    /// GPU counts to run it at, through torchrun (`world:`); empty: one plain process.
+    pub world: Vec<u32>,
+    /// Which of `world` may run on gloo CPU processes where no GPU is visible (`cpu_world:`).
+    pub cpu_world: Vec<u32>,
 }
 
 impl Lab {
@@ -55,6 +59,10 @@ struct Entry {
     timeout_s: Option<u64>,
     #[serde(default)]
     summary: Option<String>,
+    #[serde(default)]
+    world: Option<Vec<u32>>,
+    #[serde(default)]
+    cpu_world: Option<Vec<u32>>,
 }
 
 /// The manifests under `root/kernels/labs/*/labs.yaml`, sorted by path (relative to `root`).
@@ -142,7 +150,7 @@ pub fn parse(
             let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
             diags.error(rel, line, 1, format!("lab manifest: {msg}")).hint = Some(
                 "a manifest is a list of labs with `id`, `file` and optionally `family`, \
-                 `requires`, `timeout_s`, `summary`"
+                 `requires`, `timeout_s`, `summary`, `world`, `cpu_world`"
                     .into(),
             );
             return Vec::new();
@@ -196,6 +204,7 @@ fn check_entry(
         check_file(&e.file, folder, &path, report),
         check_requires(&e.requires, report),
         check_timeout(timeout_s, report),
+        super::world::check(e.world.as_deref(), e.cpu_world.as_deref(), &e.requires, report),
     ]
     .iter()
     .all(|ok| *ok);
@@ -222,6 +231,8 @@ fn check_entry(
         summary: e.summary.unwrap_or_default(),
         manifest: c.rel.to_path_buf(),
         line: c.line,
+        world: e.world.unwrap_or_default(),
+        cpu_world: e.cpu_world.unwrap_or_default(),
     })
 }
 

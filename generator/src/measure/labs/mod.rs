@@ -10,7 +10,8 @@
 //! - `deps`: the lab's source hash, following its local imports and the `.cu` files it loads;
 //! - `child`: the process, its group, its time-out, its pipes;
 //! - `records`: strict parsing of what it printed;
-//! - `run`: one lab into records, the planned labs in order with a log line each.
+//! - `run`: one lab into records, the planned labs in order with a log line each;
+//! - `world`: the GPU counts a lab runs at (torchrun, one process per GPU), and the interconnect.
 //!
 //! `build` never needs Python: without one (or without the framework, or without a GPU) the
 //! shipped results are used and the build log says which labs were not run and why.
@@ -21,8 +22,10 @@ pub mod manifest;
 pub mod probe;
 pub mod records;
 mod run;
+pub mod world;
 
-pub use run::{run_one, run_planned, LabRun, LabsDone};
+pub use run::{command, run_one, run_planned, LabRun, LabsDone};
+use world::World;
 
 use super::results::{DeviceInfo, FailStage, Outcome, Record, ResultsFile};
 use manifest::Lab;
@@ -80,12 +83,22 @@ pub fn frameworks(lab: &Lab, env: &Env) -> BTreeMap<String, String> {
     if lab.requires.iter().any(|r| r == "torch") {
         take("cuda");
     }
+    if !lab.world.is_empty() {
+        take("nccl");
+    }
     out
 }
 
 /// The cache key of a lab on a device: runner version, lab, source hash (with dependencies),
-/// the device and its driver, and the framework versions.
-pub fn lab_key(lab: &Lab, source_hash: &str, device: &DeviceInfo, fw: &BTreeMap<String, String>) -> String {
+/// the device and its driver, the framework versions, and for a world run its size, backend
+/// and (across GPUs) the interconnect.
+pub fn lab_key(
+    lab: &Lab,
+    source_hash: &str,
+    device: &DeviceInfo,
+    fw: &BTreeMap<String, String>,
+    world: Option<&World>,
+) -> String {
     let mut h = Sha256::new();
     let mut field = |name: &str, value: &str| {
         h.update(name.as_bytes());
@@ -103,21 +116,38 @@ pub fn lab_key(lab: &Lab, source_hash: &str, device: &DeviceInfo, fw: &BTreeMap<
     for (k, v) in fw {
         field(k, v);
     }
+    if let Some(w) = world {
+        field("world", &w.size.to_string());
+        field("backend", w.backend.name());
+        if w.size > 1 {
+            field("interconnect", w.interconnect.as_deref().unwrap_or(""));
+        }
+    }
     hex::encode(h.finalize())
 }
 
-/// The records a lab left in a results file.
-pub fn records_of<'a>(file: &'a ResultsFile, lab: &'a Lab) -> impl Iterator<Item = &'a Record> + 'a {
-    file.records
-        .iter()
-        .filter(move |r| r.family == lab.family && r.source_file.as_deref() == Some(lab.source_file.as_str()))
+/// Whether `r` is one of the lab's records, at world size `world` when one is given (a record
+/// of a world lab without `params.world` is stale and counts as every size's, so it is replaced).
+fn is_of(r: &Record, lab: &Lab, world: Option<u32>) -> bool {
+    r.family == lab.family
+        && r.source_file.as_deref() == Some(lab.source_file.as_str())
+        && world.is_none_or(|w| r.params.get("world").is_none_or(|v| *v == u64::from(w)))
 }
 
-/// Whether the file already holds this lab's results under `key`, none of them a failure that
-/// may have been transient (a crash, a time-out, a launch error).
-pub fn cached(file: &ResultsFile, lab: &Lab, key: &str) -> bool {
+/// The records a lab left in a results file (at one world size, when given).
+pub fn records_of<'a>(
+    file: &'a ResultsFile,
+    lab: &'a Lab,
+    world: Option<u32>,
+) -> impl Iterator<Item = &'a Record> + 'a {
+    file.records.iter().filter(move |r| is_of(r, lab, world))
+}
+
+/// Whether the file already holds this lab's results (at world size `world`) under `key`, none
+/// of them a failure that may have been transient (a crash, a time-out, a launch error).
+pub fn cached(file: &ResultsFile, lab: &Lab, world: Option<u32>, key: &str) -> bool {
     let mut any = false;
-    for r in records_of(file, lab) {
+    for r in records_of(file, lab, world) {
         any = true;
         let transient = matches!(
             r.outcome,
@@ -159,19 +189,21 @@ pub(crate) fn lab_env(root: &Path, seed: u64) -> Vec<(String, String)> {
 }
 
 /// Replace a lab's records in `file` with `new` (a lab's output replaces all of its previous
-/// output, so variants it no longer prints disappear) and keep the file sorted.
-pub fn replace(file: &mut ResultsFile, lab: &Lab, new: Vec<Record>) {
-    file.records
-        .retain(|r| !(r.family == lab.family && r.source_file.as_deref() == Some(lab.source_file.as_str())));
+/// output, so variants it no longer prints disappear) and keep the file sorted. A world run
+/// replaces only the records of its world size: the others stay as shipped.
+pub fn replace(file: &mut ResultsFile, lab: &Lab, world: Option<u32>, new: Vec<Record>) {
+    file.records.retain(|r| !is_of(r, lab, world));
     super::store::merge(file, new);
 }
 
-/// A lab that will run in this measure stage, with its key.
+/// A lab that will run in this measure stage (at one world size, for a lab with `world:`), with
+/// its key.
 pub struct Planned {
     pub lab: Lab,
     pub key: String,
     pub source_hash: String,
     pub frameworks: BTreeMap<String, String>,
+    pub world: Option<World>,
 }
 
 /// Which labs to run: those selected, runnable here and not cached (all of them with `force`).
@@ -197,19 +229,47 @@ pub fn plan(
         }
         let source_hash = deps::source_hash(root, &lab.path);
         let fw = frameworks(lab, env);
-        let key = lab_key(lab, &source_hash, device, &fw);
-        if !force && cached(file, lab, &key) {
-            cached_n += 1;
-            continue;
+        let worlds: Vec<Option<World>> = if lab.world.is_empty() {
+            vec![None]
+        } else {
+            let (run, skip) = world::split(&lab.world, &lab.cpu_world, env);
+            note_skipped(file, lab, &skip, notes);
+            run.into_iter().map(Some).collect()
+        };
+        for w in worlds {
+            let key = lab_key(lab, &source_hash, device, &fw, w.as_ref());
+            if !force && cached(file, lab, w.as_ref().map(|w| w.size), &key) {
+                cached_n += 1;
+                continue;
+            }
+            out.push(Planned {
+                lab: lab.clone(),
+                key,
+                source_hash: source_hash.clone(),
+                frameworks: fw.clone(),
+                world: w,
+            });
         }
-        out.push(Planned {
-            lab: lab.clone(),
-            key,
-            source_hash,
-            frameworks: fw,
-        });
     }
     (out, cached_n)
+}
+
+/// Say which world sizes are not run here and that their shipped records are kept.
+fn note_skipped(file: &ResultsFile, lab: &Lab, skip: &[(u32, String)], notes: &mut Vec<String>) {
+    for (size, why) in skip {
+        let shipped = records_of(file, lab, Some(*size))
+            .filter(|r| r.params.contains_key("world"))
+            .count();
+        let kept = if shipped > 0 {
+            format!("its {shipped} shipped record(s) kept, not re-measured")
+        } else {
+            "no shipped records".to_string()
+        };
+        notes.push(format!(
+            "lab {} at world {size}: not run here ({why}); {kept}",
+            lab.id
+        ));
+    }
 }
 
 /// The labs this measure stage runs: selected, runnable with this Python and not cached.
@@ -240,7 +300,12 @@ pub(super) fn planned_for(
     }
     let py = python();
     match probe::run(&opts.root, &py) {
-        Ok(env) => plan(&opts.root, &chosen, &env, device, file, opts.force, notes),
+        Ok(mut env) => {
+            if env.gpus > 1 && chosen.iter().any(|l| !l.world.is_empty()) {
+                env.interconnect = world::read_interconnect(&opts.root);
+            }
+            plan(&opts.root, &chosen, &env, device, file, opts.force, notes)
+        }
         Err(e) => {
             notes.push(format!(
                 "labs not run: {py} is not usable ({e}); shipped results used (set HDLC_PYTHON to choose an interpreter)"

@@ -16,6 +16,10 @@ pub struct Env {
     pub versions: BTreeMap<String, String>,
     /// The GPU the frameworks see, if any.
     pub gpu: Option<String>,
+    /// How many GPUs PyTorch sees (1 when a GPU is seen but not counted; 0 without one).
+    pub gpus: u32,
+    /// What connects the GPUs, read by the runner (not the probe) from `nvidia-smi topo -m`.
+    pub interconnect: Option<String>,
 }
 
 /// Parse the probe's one line of JSON.
@@ -28,7 +32,12 @@ pub fn parse(stdout: &str) -> Result<Env, String> {
     let map: BTreeMap<String, serde_json::Value> =
         serde_json::from_str(line).map_err(|e| format!("the probe printed `{line}`: {e}"))?;
     let mut env = Env::default();
+    let mut count = None;
     for (k, v) in map {
+        if k == "gpu_count" {
+            count = v.as_u64().and_then(|n| u32::try_from(n).ok());
+            continue;
+        }
         let Some(s) = v.as_str() else { continue };
         if k == "gpu" {
             env.gpu = Some(s.to_string());
@@ -36,6 +45,10 @@ pub fn parse(stdout: &str) -> Result<Env, String> {
             env.versions.insert(k, s.to_string());
         }
     }
+    env.gpus = match (&env.gpu, count) {
+        (None, _) => 0,
+        (Some(_), c) => c.unwrap_or(1).max(1),
+    };
     if !env.versions.contains_key("python") {
         return Err("the probe did not report a python version".into());
     }

@@ -3,6 +3,7 @@
 //! and logged with its name, time, status and record count.
 
 use super::manifest::Lab;
+use super::world::{self, World};
 use super::{child, lab_env, python, records, replace, Planned};
 use crate::measure::interrupt;
 use crate::measure::progress::Progress;
@@ -35,31 +36,28 @@ pub struct LabsDone {
     pub interrupted: bool,
 }
 
-/// Run one lab; `None` when it was interrupted (nothing to record).
+/// Run one lab (at one world size, through torchrun, when `world` is given); `None` when it
+/// was interrupted (nothing to record).
+#[allow(clippy::too_many_arguments)]
 pub fn run_one(
     root: &Path,
     lab: &Lab,
+    world: Option<&World>,
     (key, source_hash): (&str, &str),
     provenance: &Provenance,
     seed: u64,
     stop: &AtomicBool,
     on_line: &mut dyn FnMut(&str),
 ) -> Option<Vec<Record>> {
-    let path = lab.path.to_string_lossy().into_owned();
-    let env = lab_env(root, seed);
-    let run = child::run(
-        &python(),
-        &[&path],
-        root,
-        &env,
-        Duration::from_secs(lab.timeout_s),
-        stop,
-        on_line,
-    );
+    let (args, env) = command(root, lab, world, seed);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let timeout = Duration::from_secs(lab.timeout_s);
+    let run = child::run(&python(), &args, root, &env, timeout, stop, on_line);
     if run.exit == child::Exit::Interrupted {
         return None;
     }
     let wall = Some(run.elapsed.as_secs_f64());
+    let size = world.map(|w| w.size);
     let make = |variant: String, label: String, rung, baseline, params, outcome| Record {
         family: lab.family.clone(),
         variant,
@@ -74,23 +72,67 @@ pub fn run_one(
         provenance: provenance.clone(),
         wall_s: wall,
     };
-    Some(match outcome(&run, lab) {
-        Ok(recs) => recs
-            .into_iter()
-            .map(|r| make(r.variant, r.label, r.rung, r.baseline, r.params, r.outcome))
-            .collect(),
-        Err((stage, error)) => vec![make(
-            lab.id.clone(),
-            format!("lab {}", lab.id),
-            0,
-            false,
-            BTreeMap::new(),
-            Outcome::Failed {
-                stage,
-                error: format!("lab {} ({}): {error}", lab.id, lab.source_file),
-            },
-        )],
-    })
+    Some(
+        match outcome(&run, lab).and_then(|recs| stamp_world(recs, size)) {
+            Ok(recs) => recs
+                .into_iter()
+                .map(|r| make(r.variant, r.label, r.rung, r.baseline, r.params, r.outcome))
+                .collect(),
+            Err((stage, error)) => vec![make(
+                lab.id.clone(),
+                format!("lab {}", lab.id),
+                0,
+                false,
+                size.map(|w| BTreeMap::from([("world".to_string(), u64::from(w))]))
+                    .unwrap_or_default(),
+                Outcome::Failed {
+                    stage,
+                    error: format!("lab {} ({}): {error}", lab.id, lab.source_file),
+                },
+            )],
+        },
+    )
+}
+
+/// The interpreter's arguments and the environment of one run: the lab file alone, or torchrun
+/// with one process per rank and the world's size and backend in the environment.
+pub fn command(
+    root: &Path,
+    lab: &Lab,
+    world: Option<&World>,
+    seed: u64,
+) -> (Vec<String>, Vec<(String, String)>) {
+    let mut env = lab_env(root, seed);
+    match world {
+        None => (vec![lab.path.to_string_lossy().into_owned()], env),
+        Some(w) => {
+            env.extend(world::env(w));
+            (world::launch_args(w, &lab.path), env)
+        }
+    }
+}
+
+/// A world run's records carry `params.world`: added where the lab left it out; a lab that
+/// names another size than it ran at is rejected (its records would be filed under the wrong
+/// GPU count).
+fn stamp_world(
+    mut recs: Vec<records::LabRecord>,
+    size: Option<u32>,
+) -> Result<Vec<records::LabRecord>, (FailStage, String)> {
+    let Some(size) = size else { return Ok(recs) };
+    for r in &mut recs {
+        let w = *r.params.entry("world".to_string()).or_insert(u64::from(size));
+        if w != u64::from(size) {
+            return Err((
+                FailStage::Output,
+                format!(
+                    "record `{}` says world {w}, but the lab ran at world {size}",
+                    r.variant
+                ),
+            ));
+        }
+    }
+    Ok(recs)
 }
 
 /// The lab's records, or why its whole run is rejected.
@@ -137,36 +179,44 @@ pub fn run_planned(
             done.interrupted = true;
             break;
         }
-        run.progress.doing(&format!("lab {}", p.lab.id));
+        let id = match &p.world {
+            Some(w) => format!("{} (world {})", p.lab.id, w.size),
+            None => p.lab.id.clone(),
+        };
+        run.progress.doing(&format!("lab {id}"));
         let mut prov = run.provenance.clone();
         prov.frameworks = p.frameworks.clone();
-        let id = p.lab.id.clone();
+        if let Some(w) = &p.world {
+            prov.gpus = Some(w.gpus);
+            prov.interconnect = w.interconnect.clone();
+        }
         let mut on_line = |l: &str| {
             let short: String = l.chars().take(60).collect();
             run.progress.doing(&format!("lab {id}: {short}"));
         };
         let keys = (p.key.as_str(), p.source_hash.as_str());
-        let Some(recs) = run_one(run.root, &p.lab, keys, &prov, run.seed, run.stop, &mut on_line) else {
+        let w = p.world.as_ref();
+        let Some(recs) = run_one(run.root, &p.lab, w, keys, &prov, run.seed, run.stop, &mut on_line) else {
             run.progress.line(&format!(
-                "lab {}: interrupted; not saved (the next run measures it)",
-                p.lab.id
+                "lab {id}: interrupted; not saved (the next run measures it)"
             ));
             done.interrupted = true;
             break;
         };
-        run.progress.line(&lab_line(&p.lab, &recs));
+        run.progress.line(&lab_line(&id, &p.lab, &recs));
         note_failures(&recs, notes);
         done.records += recs.len();
         done.labs += 1;
-        replace(file, &p.lab, recs);
+        replace(file, &p.lab, w.map(|w| w.size), recs);
         saved(file);
         run.progress.step((run.expected)(p));
     }
     done
 }
 
-/// "lab pt_train (pt_train): ok · 3 record(s) · 1.2 min" or its failure.
-fn lab_line(lab: &Lab, recs: &[Record]) -> String {
+/// "lab pt_train (pt_train): ok · 3 record(s) · 1.2 min" or its failure; `id` is the lab's id
+/// with its world size, if it has one.
+fn lab_line(id: &str, lab: &Lab, recs: &[Record]) -> String {
     let secs = recs.first().and_then(|r| r.wall_s).unwrap_or(0.0);
     let time = crate::measure::progress::duration(secs);
     let failed: Vec<&Record> = recs
@@ -188,8 +238,7 @@ fn lab_line(lab: &Lab, recs: &[Record]) -> String {
         Some(Outcome::Ok(_)) => "ok".to_string(),
     };
     format!(
-        "lab {} ({}): {status} · {} record(s) · {time}",
-        lab.id,
+        "lab {id} ({}): {status} · {} record(s) · {time}",
         lab.family,
         recs.len()
     )
