@@ -6,6 +6,7 @@
 //! Needs `python3`; skipped with a message when it is missing, unless `HDLC_REQUIRE_PYTHON=1`
 //! (CI sets it).
 
+mod common;
 use hdlc::diag::Diagnostics;
 use hdlc::measure::labs::{self, manifest::Lab, probe::Env};
 use hdlc::measure::progress::Progress;
@@ -54,16 +55,7 @@ fn fake_book(manifest: &str, labs: &[(&str, &str)]) -> tempfile::TempDir {
 const HEADER: &str = "import sys, pathlib\nsys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))\nimport labkit\n";
 
 fn device() -> DeviceInfo {
-    DeviceInfo {
-        name: "Test GPU".into(),
-        compute_capability: "9.0".into(),
-        sm_count: 132,
-        memory_bytes: 80 << 30,
-        driver_version: "580".into(),
-        cuda_version: "13.0".into(),
-        nvrtc_version: "13.0".into(),
-        datasheet: None,
-    }
+    common::test_device()
 }
 
 fn env() -> Env {

@@ -8,6 +8,7 @@
 //! torch nor a GPU. Needs `python3`; skipped with a message when it is missing, unless
 //! `HDLC_REQUIRE_PYTHON=1`.
 
+mod common;
 use hdlc::diag::Diagnostics;
 use hdlc::measure::labs::{self, manifest::Lab, probe::Env, world::Backend};
 use hdlc::measure::progress::Progress;
@@ -99,16 +100,7 @@ fn fake_book(manifest: &str) -> tempfile::TempDir {
 }
 
 fn device() -> DeviceInfo {
-    DeviceInfo {
-        name: "Test GPU".into(),
-        compute_capability: "9.0".into(),
-        sm_count: 132,
-        memory_bytes: 80 << 30,
-        driver_version: "580".into(),
-        cuda_version: "13.0".into(),
-        nvrtc_version: "13.0".into(),
-        datasheet: None,
-    }
+    common::test_device()
 }
 
 /// A machine with `gpus` GPUs (none: no GPU at all) and PyTorch with NCCL.

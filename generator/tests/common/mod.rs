@@ -194,3 +194,17 @@ pub fn fixture_book(case: &str) -> tempfile::TempDir {
     copy_tree(&manifest.join("../book/assets"), &tmp.path().join("book/assets"));
     tmp
 }
+
+/// The GPU the lab-runner tests pretend to have (an H100-like card; nothing runs on it).
+pub fn test_device() -> hdlc::measure::results::DeviceInfo {
+    hdlc::measure::results::DeviceInfo {
+        name: "Test GPU".into(),
+        compute_capability: "9.0".into(),
+        sm_count: 132,
+        memory_bytes: 80 << 30,
+        driver_version: "580".into(),
+        cuda_version: "13.0".into(),
+        nvrtc_version: "13.0".into(),
+        datasheet: None,
+    }
+}
