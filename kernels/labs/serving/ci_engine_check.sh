@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI step: the serving engine's snapshots that run Triton kernels (s9, s10 and the scale labs'
+# CI step: the serving engine's snapshots that run Triton kernels (s9-s11 and the scale labs'
 # engines) keep their correctness on a machine without a GPU: on the tiny model, Triton's
 # interpreter runs the paged-attention kernels on the CPU, and every snapshot's FP32 greedy
 # tokens must equal snapshot 1's (including preemption, prefix hits and chunked prefill).
@@ -12,7 +12,7 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 # Triton comes with Linux torch; its interpreter needs NumPy 1.x for loops with run-time bounds.
 "$venv/bin/pip" install -q torch "numpy<2"
-for lab in s8_prefix_cache.py s9_paged_attention.py s10_chunked_prefill.py throughput.py; do
+for lab in s8_prefix_cache.py s9_paged_attention.py s10_chunked_prefill.py s11_async_scheduling.py throughput.py; do
   HDLC_LAB_QUICK=1 TRITON_INTERPRET=1 "$venv/bin/python" "$lab" 2>/dev/null | python3 -c '
 import json, sys
 lab, records = sys.argv[1], [json.loads(l) for l in sys.stdin if l.strip()]

@@ -19,6 +19,7 @@ import labkit
 import s8_prefix_cache as s8
 import s9_paged_attention as s9
 import s10_chunked_prefill as s10
+import s11_async_scheduling as s11
 import workload
 from s3_static_batch import Sequence
 
@@ -27,6 +28,7 @@ ENGINES = {
     "s8": (8, "s8 prefix caching (gather + SDPA)", s8.PrefixEngine),
     "s9": (9, "s9 paged attention kernels", s9.ScaleEngine),
     "s10": (10, "s10 chunked prefill, fused RMSNorm", s10.ChunkedEngine),
+    "s11": (11, "s11 async scheduling", s11.AsyncEngine),
 }
 
 

@@ -25,7 +25,7 @@ import model as M  # noqa: E402
 import scale  # noqa: E402
 import workload  # noqa: E402
 
-REPS = {"s8": 1, "s9": 3, "s10": 3}  # s8 takes about a minute a run: one run shows the gap
+REPS = {"s8": 1, "s9": 3, "s10": 3, "s11": 3}  # s8 takes about a minute a run: one run shows the gap
 FLOOR_CTX = 1024  # context of every row in the decode-step measurement
 
 
