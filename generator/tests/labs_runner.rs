@@ -17,17 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 fn python_present() -> bool {
-    let ok = std::process::Command::new(labs::python())
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var("HDLC_REQUIRE_PYTHON").as_deref() == Ok("1") {
-            panic!("HDLC_REQUIRE_PYTHON=1 but {} cannot be run", labs::python());
-        }
-        eprintln!("skipping lab runner test: no python3 (set HDLC_PYTHON)");
-    }
-    ok
+    common::python_present()
 }
 
 fn repo() -> PathBuf {

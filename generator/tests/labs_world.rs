@@ -18,19 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 fn python_present() -> bool {
-    let ok = std::process::Command::new(labs::python())
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var("HDLC_REQUIRE_PYTHON").as_deref() != Ok("1"),
-            "HDLC_REQUIRE_PYTHON=1 but {} cannot be run",
-            labs::python()
-        );
-        eprintln!("skipping lab world test: no python3 (set HDLC_PYTHON)");
-    }
-    ok
+    common::python_present()
 }
 
 /// Like torchrun: each rank in a session of its own, all of them stopped on SIGTERM.

@@ -208,3 +208,21 @@ pub fn test_device() -> hdlc::measure::results::DeviceInfo {
         datasheet: None,
     }
 }
+
+/// Whether the lab runner's Python can run; panics when `HDLC_REQUIRE_PYTHON=1` and it cannot
+/// (CI), else the test says it skips.
+pub fn python_present() -> bool {
+    let ok = Command::new(hdlc::measure::labs::python())
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var("HDLC_REQUIRE_PYTHON").as_deref() != Ok("1"),
+            "HDLC_REQUIRE_PYTHON=1 but {} cannot be run",
+            hdlc::measure::labs::python()
+        );
+        eprintln!("skipping lab runner test: no python3 (set HDLC_PYTHON)");
+    }
+    ok
+}
