@@ -55,6 +55,48 @@ fn no_network(ws: &mut Tab) {
     assert_eq!(foreign, json!([]), "the page loads nothing from elsewhere");
 }
 
+/// The real book served locally, and one of its pages open at 1400 × 900 once its map has
+/// started. Holds the book, the browser and its profile for as long as the test needs them.
+struct RealPage {
+    _book: tempfile::TempDir,
+    _profile: tempfile::TempDir,
+    browser: devtools::Browser,
+    origin: String,
+    url: String,
+    shots: PathBuf,
+}
+
+impl RealPage {
+    fn open(page: &str) -> RealPage {
+        let book = common::build_real_book();
+        let origin = common::serve(&book.path().join("html"));
+        let profile = tempfile::tempdir().unwrap();
+        let browser = devtools::launch(Path::new(CHROMIUM), profile.path());
+        RealPage {
+            url: format!("{origin}/{page}"),
+            origin,
+            _book: book,
+            _profile: profile,
+            browser,
+            shots: PathBuf::from(env!("CARGO_TARGET_TMPDIR")),
+        }
+    }
+
+    /// The page's tab, at 1400 × 900, loaded and its map view started.
+    fn tab(&self) -> Tab {
+        let mut ws = Tab::first(&self.browser);
+        ws.call("Page.enable", json!({}));
+        ws.call("Runtime.enable", json!({}));
+        viewport(&mut ws, 1400, 900, false);
+        open(
+            &mut ws,
+            &self.url,
+            "!!document.querySelector('.hdlc-mapview.hdlc-js')",
+        );
+        ws
+    }
+}
+
 #[test]
 fn clicking_a_station_on_the_map_opens_its_card() {
     if !browser_or_skip() {
@@ -146,20 +188,8 @@ fn the_real_map_fits_the_window_and_opens_by_area() {
     if !browser_or_skip() {
         return;
     }
-    let book = common::build_real_book();
-    let origin = common::serve(&book.path().join("html"));
-    let profile = tempfile::tempdir().unwrap();
-    let browser = devtools::launch(Path::new(CHROMIUM), profile.path());
-    let mut ws = Tab::first(&browser);
-    ws.call("Page.enable", json!({}));
-    ws.call("Runtime.enable", json!({}));
-    viewport(&mut ws, 1400, 900, false);
-    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    open(
-        &mut ws,
-        &format!("{origin}/map.html"),
-        "!!document.querySelector('.hdlc-mapview.hdlc-js')",
-    );
+    let real = RealPage::open("map.html");
+    let (mut ws, shots) = (real.tab(), real.shots.clone());
     ws.screenshot(&shots.join("real-map-1400.png"));
     no_network(&mut ws);
 
@@ -222,7 +252,7 @@ fn the_real_map_fits_the_window_and_opens_by_area() {
     ws.screenshot(&shots.join("real-map-area.png"));
 
     explorer(&mut ws);
-    drop(browser);
+    drop(real);
 }
 
 /// Pan and zoom by wheel, drag, keys and pinch; line switches; station search; `#line=`.
@@ -330,20 +360,8 @@ fn the_index_shows_the_map_above_the_fold_and_phones_can_use_it() {
     if !browser_or_skip() {
         return;
     }
-    let book = common::build_real_book();
-    let origin = common::serve(&book.path().join("html"));
-    let profile = tempfile::tempdir().unwrap();
-    let browser = devtools::launch(Path::new(CHROMIUM), profile.path());
-    let mut ws = Tab::first(&browser);
-    ws.call("Page.enable", json!({}));
-    ws.call("Runtime.enable", json!({}));
-    viewport(&mut ws, 1400, 900, false);
-    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    open(
-        &mut ws,
-        &format!("{origin}/index.html"),
-        "!!document.querySelector('.hdlc-mapview.hdlc-js')",
-    );
+    let real = RealPage::open("index.html");
+    let (mut ws, shots) = (real.tab(), real.shots.clone());
     ws.screenshot(&shots.join("real-index-1400.png"));
     let port = ws.eval("(() => { const r = document.querySelector('.hdlc-mapport').getBoundingClientRect(); return {top: r.top, bottom: r.bottom, h: innerHeight}; })()");
     assert!(
@@ -357,7 +375,7 @@ fn the_index_shows_the_map_above_the_fold_and_phones_can_use_it() {
     for page in ["map.html", "index.html"] {
         open(
             &mut ws,
-            &format!("{origin}/{page}"),
+            &format!("{}/{page}", real.origin),
             "!!document.querySelector('.hdlc-mapview.hdlc-js')",
         );
         ws.eval("new Promise(r => setTimeout(() => r(true), 300))");
@@ -372,5 +390,5 @@ fn the_index_shows_the_map_above_the_fold_and_phones_can_use_it() {
     // On the phone the legend opens over the map and closes again.
     let legend = ws.eval("(() => { const b = document.querySelector('[data-act=legend]'); b.click(); const l = document.querySelector('.hdlc-maplegend'); const r = l.getBoundingClientRect(); const open = getComputedStyle(l).display !== 'none' && r.right <= innerWidth + 1 && r.left >= -1; b.click(); return open && getComputedStyle(l).display === 'none'; })()");
     assert_eq!(legend, json!(true), "the legend opens within the phone's width");
-    drop(browser);
+    drop(real);
 }

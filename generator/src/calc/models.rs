@@ -17,6 +17,9 @@ pub enum ModelId {
 /// Names accepted in a block, in the order hints list them.
 pub const MODEL_NAMES: &[&str] = &["gpt2-124m", "llama3-8b", "llama3-70b", "qwen3-0.6b", "hdlc-lab"];
 
+/// The same names as a `model` key's documentation says them (`hdlc calcspec`).
+pub const MODEL_DOC: &str = "gpt2-124m, llama3-8b, llama3-70b, qwen3-0.6b or hdlc-lab";
+
 impl ModelId {
     pub fn parse(s: &str) -> Option<Self> {
         match s {

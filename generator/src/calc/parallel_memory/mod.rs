@@ -54,7 +54,7 @@ pub struct Layout {
 const KEYS: &[KeyDoc] = &[
     KeyDoc {
         key: "model",
-        doc: "gpt2-124m, llama3-8b, llama3-70b, qwen3-0.6b or hdlc-lab",
+        doc: crate::calc::models::MODEL_DOC,
     },
     KeyDoc {
         key: "batch",
