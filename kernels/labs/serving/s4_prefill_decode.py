@@ -26,8 +26,12 @@ class SlotCache:
     def __init__(self, model, n_slots, max_len):
         c = model.cfg
         shape = (c.n_layers, n_slots, max_len, c.n_kv_heads, c.head_dim)
-        self.k = torch.empty(shape, dtype=model.dtype, device=model.device)
-        self.v = torch.empty(shape, dtype=model.dtype, device=model.device)
+        # Zeros, not torch.empty: a batched step reads positions it has not written (up to
+        # the longest sequence) and masks them, and a masked position still multiplies its V
+        # row by a zero weight; 0 x NaN is NaN, so stale NaN bits in a fresh allocation would
+        # poison the whole row. The pool is zeroed once, before the clock starts.
+        self.k = torch.zeros(shape, dtype=model.dtype, device=model.device)
+        self.v = torch.zeros(shape, dtype=model.dtype, device=model.device)
 
 
 def prefill(model, cache, seqs, clock):
