@@ -131,7 +131,7 @@ fn main() {
         .args(["serve", "--port", &port.to_string()])
         .env("HDLC_CPU_BENCH", "0")
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
     // The server's own account of each rebuild ("updated … in N ms").
@@ -167,12 +167,13 @@ fn main() {
                 };
                 // Undoing: wait until the last mark is gone.
                 let last = format!("편집표시{}", results.len().wrapping_sub(1));
-                // The text is in the document (no layout needed to tell) of a reloaded page.
+                // The text is in the page's <main> (no layout needed to tell): swapped in by the
+                // reload script or in a reloaded page, but not in a page still being parsed (a
+                // half-read page lacks the old mark too).
                 let expr = match step {
-                    "edit" => format!("!window.__hdlcSeen && document.body && document.body.textContent.includes({probe:?})"),
-                    _ => format!("!window.__hdlcSeen && document.body && !document.body.textContent.includes({last:?})"),
+                    "edit" => format!("document.readyState !== 'loading' && document.querySelector('main').textContent.includes({probe:?})"),
+                    _ => format!("document.readyState !== 'loading' && !document.querySelector('main').textContent.includes({last:?})"),
                 };
-                let _ = tab.try_eval("window.__hdlcSeen = true");
                 let seen = version(port);
                 let t = Instant::now();
                 std::fs::write(&card, &text).unwrap();

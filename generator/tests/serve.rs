@@ -47,9 +47,8 @@ impl Drop for Kill {
     }
 }
 
-#[test]
-fn serve_rebuilds_on_change_and_keeps_the_last_good_book() {
-    let tmp = common::fixture_book("valid");
+/// `hdlc serve` on `root`, once it answers; the guard stops it.
+fn start(root: &std::path::Path) -> (Kill, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -57,17 +56,96 @@ fn serve_rebuilds_on_change_and_keeps_the_last_good_book() {
         .port();
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_hdlc"))
         .arg("--root")
-        .arg(tmp.path())
+        .arg(root)
         .args(["serve", "--port", &port.to_string()])
         .env("HDLC_CPU_BENCH", "0")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let _guard = Kill(child);
+    let guard = Kill(child);
     wait_for("the server", 60, || {
         get(port, "/index.html").is_some_and(|(s, _)| s == 200)
     });
+    (guard, port)
+}
+
+/// One HTTP/1.1 response read from a kept-alive connection: (status line and headers, body).
+fn read_response(s: &mut std::io::BufReader<TcpStream>) -> (String, Vec<u8>) {
+    use std::io::BufRead;
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        s.read_line(&mut line).unwrap();
+        if line == "\r\n" || line.is_empty() {
+            break;
+        }
+        head.push_str(&line);
+    }
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("Content-Length: "))
+        .map_or(0, |v| v.trim().parse().unwrap());
+    let mut body = vec![0; len];
+    s.read_exact(&mut body).unwrap();
+    (head, body)
+}
+
+#[test]
+fn the_server_keeps_connections_apart_and_revalidates() {
+    let tmp = common::fixture_book("valid");
+    let (_guard, port) = start(tmp.path());
+    // Connections a browser opened and left idle (preconnects, kept-alive ones) must not hold
+    // up a new one: each has its own thread.
+    let idle: Vec<TcpStream> = (0..12)
+        .map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap())
+        .collect();
+    let t = Instant::now();
+    assert_eq!(get(port, "/cards/bytes.html").unwrap().0, 200);
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "a new connection waited on idle ones"
+    );
+    drop(idle);
+
+    // Keep-alive: two requests on one connection, each answered in full.
+    let conn = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut w = conn.try_clone().unwrap();
+    let mut r = std::io::BufReader::new(conn);
+    let ask = |w: &mut TcpStream, path: &str, extra: &str| {
+        write!(w, "GET {path} HTTP/1.1\r\nHost: localhost\r\n{extra}\r\n").unwrap();
+    };
+    ask(&mut w, "/cards/bytes.html", "");
+    let (head, page) = read_response(&mut r);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let version = get(port, "/__hdlc/version").unwrap().1;
+    let page = String::from_utf8(page).unwrap();
+    assert!(
+        page.contains(&format!("livereload.js\" data-version=\"{version}\"")),
+        "a page names the version it was served at on its reload script"
+    );
+    // Revalidation: the same file with its ETag is `304 Not Modified`, without a body.
+    ask(&mut w, "/css/general.css", "");
+    let (head, css) = read_response(&mut r);
+    assert!(!css.is_empty());
+    let tag = head
+        .lines()
+        .find_map(|l| l.strip_prefix("ETag: "))
+        .expect("files carry an ETag")
+        .to_string();
+    ask(&mut w, "/css/general.css", &format!("If-None-Match: {tag}\r\n"));
+    let (head, body) = read_response(&mut r);
+    assert!(head.starts_with("HTTP/1.1 304"), "{head}");
+    assert!(body.is_empty());
+    ask(&mut w, "/css/general.css", "If-None-Match: \"stale\"\r\n");
+    assert_eq!(read_response(&mut r).1, css);
+}
+
+#[test]
+fn serve_rebuilds_on_change_and_keeps_the_last_good_book() {
+    let tmp = common::fixture_book("valid");
+    let (_guard, port) = start(tmp.path());
     let (_, page) = get(port, "/cards/bytes.html").unwrap();
     assert!(
         page.contains("livereload"),

@@ -5,6 +5,8 @@
 //! counter passes N, so an edit reaches the browser as soon as its pages are written — a page
 //! that polled once a second would add up to a second to every edit.
 
+use std::io::{BufRead, BufReader, ErrorKind, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -44,51 +46,142 @@ impl Version {
     }
 }
 
-/// Threads answering requests: a browser asks for a page's twenty-odd files at once.
-const WORKERS: usize = 4;
+/// How long an idle keep-alive connection is kept open.
+const IDLE: Duration = Duration::from_secs(15);
 
-/// Answer requests until the server stops: files from `out`, the version counter, and long
-/// polls on it (each waits on its own thread, so files keep being served meanwhile).
-pub fn run(server: tiny_http::Server, out: &Path, version: Arc<Version>) {
-    std::thread::scope(|s| {
-        for _ in 0..WORKERS {
-            s.spawn(|| {
-                while let Ok(req) = server.recv() {
-                    answer(req, out, &version);
-                }
-            });
-        }
-    });
+/// Answer connections until the process ends: files from `out`, the version counter, and long
+/// polls on it. One thread per connection: a page asks for its twenty-odd files over the
+/// browser's six connections and keeps them open, and its reload script holds one in a long
+/// poll. (A shared worker pool that can leave a new connection queued behind idle keep-alive
+/// ones stalled pages for tens of seconds — `tiny_http` 0.12 did, which is why this is plain
+/// threads with `httparse` reading the requests.)
+pub fn run(listener: TcpListener, out: &Path, version: Arc<Version>) {
+    for stream in listener.incoming().flatten() {
+        let (out, version) = (out.to_path_buf(), version.clone());
+        std::thread::spawn(move || {
+            let _ = connection(stream, &out, &version);
+        });
+    }
 }
 
-fn answer(req: tiny_http::Request, out: &Path, version: &Arc<Version>) {
-    let full = req.url().to_string();
-    let url = full.split(['?', '#']).next().unwrap_or("/").to_string();
-    match url.as_str() {
-        "/__hdlc/version" => {
-            let _ = req.respond(tiny_http::Response::from_string(version.get().to_string()));
+/// One connection: requests answered in turn until the client closes it, asks to close it
+/// (HTTP/1.0 or `Connection: close`), sends something that is not a request, or idles.
+fn connection(stream: TcpStream, out: &Path, version: &Arc<Version>) -> std::io::Result<()> {
+    stream.set_read_timeout(Some(IDLE))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut writer = stream;
+    loop {
+        let Some(req) = read_request(&mut reader)? else {
+            return Ok(());
+        };
+        let (status, headers, body) = answer(&req, out, version);
+        let mut head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\n", body.len());
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
         }
-        "/__hdlc/wait" => {
-            let seen = full
-                .split_once("seen=")
-                .and_then(|(_, v)| v.split('&').next())
-                .and_then(|v| v.parse::<u64>().ok());
-            let version = version.clone();
-            std::thread::spawn(move || {
-                let v = match seen {
-                    Some(s) => version.wait_past(s, Duration::from_secs(25)),
-                    None => version.get(),
-                };
-                let _ = req.respond(tiny_http::Response::from_string(v.to_string()));
-            });
+        if !req.keep_alive {
+            head.push_str("Connection: close\r\n");
         }
-        _ => {
-            let _ = req.respond(file_response(out, &url));
+        head.push_str("\r\n");
+        writer.write_all(head.as_bytes())?;
+        if req.method != "HEAD" {
+            writer.write_all(&body)?;
+        }
+        writer.flush()?;
+        if !req.keep_alive {
+            return Ok(());
         }
     }
 }
 
-fn file_response(out: &Path, url: &str) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+/// What the server reads of a request.
+struct Request {
+    method: String,
+    /// The target as sent: path and query.
+    target: String,
+    if_none_match: Option<String>,
+    keep_alive: bool,
+}
+
+/// The next request's head (bodies are not expected: GET and HEAD only), or `None` at the end
+/// of the connection or on anything unreadable.
+fn read_request(reader: &mut impl BufRead) -> std::io::Result<Option<Request>> {
+    let mut raw = Vec::new();
+    loop {
+        let n = match reader.read_until(b'\n', &mut raw) {
+            Ok(n) => n,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => 0,
+            Err(e) => return Err(e),
+        };
+        if n == 0 || raw.len() > 64 * 1024 {
+            return Ok(None);
+        }
+        if raw.ends_with(b"\r\n\r\n") || raw == b"\r\n" {
+            break;
+        }
+    }
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut parsed = httparse::Request::new(&mut headers);
+    if !matches!(parsed.parse(&raw), Ok(httparse::Status::Complete(_))) {
+        return Ok(None);
+    }
+    let header = |name: &str| {
+        parsed
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| String::from_utf8_lossy(h.value).to_string())
+    };
+    let connection = header("Connection").unwrap_or_default().to_ascii_lowercase();
+    let keep_alive = match parsed.version {
+        Some(1) => !connection.contains("close"),
+        _ => connection.contains("keep-alive"),
+    };
+    Ok(Some(Request {
+        method: parsed.method.unwrap_or("GET").to_string(),
+        target: parsed.path.unwrap_or("/").to_string(),
+        if_none_match: header("If-None-Match"),
+        keep_alive,
+    }))
+}
+
+/// Status line, headers and body for one request.
+fn answer(req: &Request, out: &Path, version: &Version) -> (&'static str, Headers, Vec<u8>) {
+    let url = req.target.split(['?', '#']).next().unwrap_or("/");
+    let text = |v: u64| {
+        (
+            "200 OK",
+            vec![("Content-Type", "text/plain".to_string())],
+            v.to_string().into_bytes(),
+        )
+    };
+    match url {
+        "/__hdlc/version" => text(version.get()),
+        "/__hdlc/wait" => {
+            let seen = req
+                .target
+                .split_once("seen=")
+                .and_then(|(_, v)| v.split('&').next())
+                .and_then(|v| v.parse::<u64>().ok());
+            text(match seen {
+                Some(s) => version.wait_past(s, Duration::from_secs(25)),
+                None => version.get(),
+            })
+        }
+        // Read before the file: the page is then at least this version, and a reload
+        // script that waits from it reloads once more at worst, never misses a change.
+        _ => file_response(out, url, req.if_none_match.as_deref(), version.get()),
+    }
+}
+
+type Headers = Vec<(&'static str, String)>;
+
+fn file_response(
+    out: &Path,
+    url: &str,
+    seen: Option<&str>,
+    version: u64,
+) -> (&'static str, Headers, Vec<u8>) {
     let decoded = crate::verify::decode(url.trim_start_matches('/'));
     let mut path = out.to_path_buf();
     for part in decoded.split('/') {
@@ -100,17 +193,58 @@ fn file_response(out: &Path, url: &str) -> tiny_http::Response<std::io::Cursor<V
     if path.is_dir() {
         path.push("index.html");
     }
+    let html = content_type(&path).starts_with("text/html");
+    let tag = etag(&path).map(|t| match html {
+        true => format!("{}-{version}\"", t.trim_end_matches('"')),
+        false => t,
+    });
+    if tag.is_some() && tag.as_deref() == seen {
+        return ("304 Not Modified", Vec::new(), Vec::new());
+    }
     match std::fs::read(&path) {
         Ok(bytes) => {
-            let ct = content_type(&path);
-            let header = tiny_http::Header::from_bytes("Content-Type", ct).expect("static header");
-            tiny_http::Response::from_data(bytes).with_header(header)
+            let bytes = match html {
+                true => with_version(bytes, version),
+                false => bytes,
+            };
+            let mut headers = vec![("Content-Type", content_type(&path).to_string())];
+            if let Some(tag) = tag {
+                // `no-cache`: keep the copy, but ask (with its ETag) before every use: a live
+                // reload then revalidates the theme's CSS, scripts and fonts instead of
+                // fetching them all again, and only the rebuilt page travels.
+                headers.push(("ETag", tag));
+                headers.push(("Cache-Control", "no-cache".to_string()));
+            }
+            ("200 OK", headers, bytes)
         }
         Err(_) => {
             let body = std::fs::read(out.join("404.html")).unwrap_or_else(|_| b"not found".to_vec());
-            tiny_http::Response::from_data(body).with_status_code(404)
+            let headers = vec![("Content-Type", "text/html; charset=utf-8".to_string())];
+            ("404 Not Found", headers, body)
         }
     }
+}
+
+/// The page with the served version on its reload script's tag (`data-version`): the script
+/// waits from the version its page was served at. Asking the server for "the current version"
+/// once it runs would miss a change published between the page's load and that question —
+/// a title edit is served in two steps, and the sidebar of the second would never arrive.
+fn with_version(page: Vec<u8>, version: u64) -> Vec<u8> {
+    const TAG: &str = "assets/livereload.js\"";
+    match String::from_utf8(page) {
+        Ok(text) => text
+            .replacen(TAG, &format!("{TAG} data-version=\"{version}\""), 1)
+            .into_bytes(),
+        Err(e) => e.into_bytes(),
+    }
+}
+
+/// A validator for the file's current contents: its length and modification time. A rebuilt
+/// page is a new file (renamed into place), so its time changes even when its length does not.
+fn etag(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    let modified = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(format!("\"{:x}-{:x}\"", meta.len(), modified.as_nanos()))
 }
 
 fn content_type(p: &Path) -> &'static str {

@@ -67,7 +67,7 @@ pub fn serve(root: &Path, host: &str, port: u16) -> ExitCode {
         }
     };
     session.rebuild(Change::Book);
-    let server = match tiny_http::Server::http((host, port)) {
+    let server = match std::net::TcpListener::bind((host, port)) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: cannot listen on {host}:{port}: {e}");

@@ -16,7 +16,7 @@ use crate::measure::Measured;
 use crate::render::{Pages, RenderCache};
 use crate::site::{figure_bodies, render_pages, validate_book, BuildOptions, Site, CACHE_DIR};
 use crate::write::live::{LiveBook, Patch, SIDEBAR};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Sender};
@@ -45,6 +45,8 @@ pub struct Session {
     records: Option<Records>,
     /// Figure blocks of each card by the hash of its text: what [`Self::needed`] scanned.
     figures: HashMap<String, (u64, Vec<String>)>,
+    /// Pages of the cards whose text changed since the last rebuild: served first.
+    edited: HashSet<PathBuf>,
     /// Jobs for the background refresh: the served pages and their generation.
     refresh: Sender<(Pages, u64)>,
     /// The version the reload script waits on: bumped whenever the served pages change.
@@ -93,6 +95,7 @@ impl Session {
             cache: RenderCache::on_disk(&root.join(CACHE_DIR)).defer_map(),
             records: None,
             figures: HashMap::new(),
+            edited: HashSet::new(),
             refresh: tx,
             version,
         })
@@ -174,17 +177,31 @@ impl Session {
         };
         site.diags.extend(done.diags);
         site.timings.push(("render", done.render));
-        if done.patch.is_some() {
+        if done.patch.is_some() || done.first.is_some() {
             site.timings.push(("write", done.write));
         }
         if site.diags.report() {
             return Ok(stopped(&site));
         }
-        self.serve(&mut site, done.pages, done.patch)
+        let mut first_pages = Vec::new();
+        let patch = match done.first {
+            None => done.patch,
+            Some(first) => {
+                // A title or summary edit: the edited card's page now, the pages that show its
+                // title or summary (and the sidebar) in a second step.
+                first_pages = first.changed.clone();
+                self.live.publish(first)?;
+                self.version.bump();
+                self.live.patch(&done.pages)?
+            }
+        };
+        self.serve(&mut site, done.pages, patch, first_pages)
     }
 
-    /// The families the figures draw from, scanning only cards whose text changed.
+    /// The families the figures draw from, scanning only cards whose text changed (and noting
+    /// their pages in `edited`).
     fn needed(&mut self, site: &Site) -> (Vec<String>, Vec<String>) {
+        self.edited.clear();
         let mut figures = Vec::new();
         let mut memo = HashMap::with_capacity(site.book.cards.len());
         for card in &site.book.cards {
@@ -193,7 +210,12 @@ impl Session {
             let key = h.finish();
             let bodies = match self.figures.remove(&card.id) {
                 Some((k, b)) if k == key => b,
-                _ => figure_bodies(card),
+                old => {
+                    if old.is_some() {
+                        self.edited.insert(PathBuf::from(format!("cards/{}.md", card.id)));
+                    }
+                    figure_bodies(card)
+                }
             };
             figures.extend(bodies.iter().cloned());
             memo.insert(card.id.clone(), (key, bodies));
@@ -215,13 +237,18 @@ impl Session {
         )?;
         let render = t.elapsed();
         let t = Instant::now();
-        let patch = match diags.has_errors() {
-            true => None,
-            false => self.live.patch(&pages)?,
+        let (first, patch) = match diags.has_errors() {
+            true => (None, None),
+            false => match self.live.patch_first(&pages, &self.edited)? {
+                // The rest of the edit is built once `first` is served.
+                Some(first) => (Some(first), None),
+                None => (None, self.live.patch(&pages)?),
+            },
         };
         Ok(Rendered {
             pages,
             diags,
+            first,
             patch,
             render,
             write: t.elapsed(),
@@ -234,6 +261,7 @@ impl Session {
         site: &mut Site,
         pages: Pages,
         patch: Option<Patch>,
+        first: Vec<PathBuf>,
     ) -> anyhow::Result<Option<String>> {
         let Some(patch) = patch else {
             let t = Instant::now();
@@ -250,10 +278,14 @@ impl Session {
                 site.timing_line()
             )));
         };
-        if patch.changed.is_empty() {
+        if patch.changed.is_empty() && first.is_empty() {
             return Ok(None);
         }
-        let changed: Vec<String> = patch.changed.iter().map(|p| p.display().to_string()).collect();
+        let changed: Vec<String> = first
+            .iter()
+            .chain(&patch.changed)
+            .map(|p| p.display().to_string())
+            .collect();
         let generation = self.live.publish(patch)?;
         // The print page and the search index show every card: rebuilt off the edit's path.
         let _ = self.refresh.send((pages, generation));
@@ -269,7 +301,10 @@ impl Session {
 struct Rendered {
     pages: Pages,
     diags: Diagnostics,
-    /// The changed pages, built; `None` when they take a full build.
+    /// The edited cards' own pages, built, when the edit changed other pages too: they are
+    /// served first, and `patch` is built afterwards.
+    first: Option<Patch>,
+    /// The changed pages, built; `None` when they take a full build (or come after `first`).
     patch: Option<Patch>,
     render: Duration,
     write: Duration,

@@ -161,6 +161,39 @@ impl LiveBook {
         }))
     }
 
+    /// Build only those of `first` that differ from the served pages, without the sidebar: the
+    /// pages an author is looking at, served before the rest of a title or summary edit (whose
+    /// sidebar build takes every chapter). `None` when that would be the whole edit anyway.
+    pub fn patch_first(&mut self, pages: &Pages, first: &HashSet<PathBuf>) -> anyhow::Result<Option<Patch>> {
+        if self.served.is_empty() || !self.served.keys().eq(pages.keys()) {
+            return Ok(None);
+        }
+        let differs = |k: &PathBuf| self.served.get(k) != pages.get(k);
+        let changed: Vec<PathBuf> = first.iter().filter(|k| differs(k)).cloned().collect();
+        let rest = pages.keys().filter(|k| differs(k) && !first.contains(*k)).count();
+        if changed.is_empty() || rest == 0 {
+            return Ok(None);
+        }
+        self.sync_mirror(pages)?;
+        let chapters: HashSet<PathBuf> = changed.iter().cloned().collect();
+        self.small_build(&chapters, false)?;
+        let html = self.scratch.path().join("html");
+        let files = changed
+            .iter()
+            .map(|c| (c.with_extension("html"), html.join(c.with_extension("html"))))
+            .collect();
+        // What is served after this patch: the old pages with only these replaced.
+        let mut served = self.served.clone();
+        for c in &changed {
+            served.insert(c.clone(), pages[c].clone());
+        }
+        Ok(Some(Patch {
+            files,
+            pages: served,
+            changed,
+        }))
+    }
+
     /// Move a patch's pages into the served book. Returns the new generation.
     pub fn publish(&mut self, patch: Patch) -> anyhow::Result<u64> {
         let mut generation = self.generation.lock().expect("not poisoned");

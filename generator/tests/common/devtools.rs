@@ -265,10 +265,18 @@ impl Tab {
         // A mark on the old document tells its `complete` apart from the new one's.
         self.eval("window.__hdlcOldPage = true");
         self.call("Page.navigate", json!({"url": url}));
-        self.wait_for(
-            "!window.__hdlcOldPage && document.readyState === 'complete'",
-            &format!("{url} to load"),
-        );
+        let t = Instant::now();
+        let loaded = "!window.__hdlcOldPage && document.readyState === 'complete'";
+        while !matches!(self.try_eval(loaded), Ok(Value::Bool(true))) {
+            if t.elapsed() > Duration::from_secs(30) {
+                // Where the parser stopped says which file it is waiting on.
+                let state = self.try_eval(
+                    "document.readyState + ', parsed up to: ' + document.documentElement.outerHTML.slice(-200)",
+                );
+                panic!("timed out waiting for {url} to load ({state:?})");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
         self.eval(
             "document.fonts.ready.then(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))).then(() => true)",
         );
