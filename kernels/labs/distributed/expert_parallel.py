@@ -3,8 +3,9 @@
 The layer is Mixtral's (Jiang et al. 2024): E SwiGLU experts, a router that picks the top 2
 per token, gates = softmax over the two chosen logits, y = Σ gate · expert(x). With n ranks each
 rank holds E/n experts (E = n·⌈8/n⌉: Mixtral's 8 at n = 2, 4, 8, and any n works) and its own
-T tokens. One step, the dispatch pattern of GShard (Lepikhin et al. 2020, §2) and Switch
-Transformer (Fedus et al. 2021, §2.2):
+T tokens. One step follows the dispatch pattern of GShard (Lepikhin et al. 2020: dispatch and
+combine as all-to-alls between the devices that hold the experts) and Switch Transformer
+(Fedus, Zoph, Shazeer 2021, §2.2):
 
 1. route locally; sort the k·T (token, expert) assignments by expert. Experts sit on ranks in
    contiguous blocks, so this also sorts them by destination rank;
@@ -18,7 +19,8 @@ Transformer (Fedus et al. 2021, §2.2):
 Capacity. GShard and Switch give each expert a fixed capacity C = cf·k·T/E (cf, the capacity
 factor, e.g. 1.25) so the all-to-all buffers have one static shape, and drop the assignments
 that overflow (the token keeps only its residual). This layer is dropless instead, as
-MegaBlocks (Gale et al. 2023) and Megatron-core's all-to-all token dispatcher are: step 2 makes
+MegaBlocks (Gale et al. 2023) and Megatron-LM's all-to-all token dispatcher
+(megatron/core/transformer/moe/token_dispatcher.py) are: step 2 makes
 the splits known, so buffers are sized exactly and nothing is dropped. The price is a tiny
 extra all-to-all and one host sync (the splits are Python lists). The record reports what share
 of the assignments a capacity of cf = 1.25 would have dropped for the routing it measured.
@@ -90,7 +92,7 @@ def rank_tokens(r, T, d, dtype, device):
 
 def route(x, w_router):
     """Top-k experts per token and their gates, in float32 as Switch Transformer keeps the
-    router ("selective precision"): gates = softmax over the k chosen logits (Mixtral)."""
+    router (§2.4, "selective precision"); gates = softmax over the k chosen logits (Mixtral)."""
     top, idx = (x.float() @ w_router).topk(TOPK, dim=-1)
     return idx, torch.softmax(top, dim=-1)
 
