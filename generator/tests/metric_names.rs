@@ -73,10 +73,10 @@ fn every_named_metric_has_a_unit_or_says_why_not() {
     use hdlc::metric_names::{Quantity, METRICS};
     for m in METRICS {
         assert!(!m.label.contains('_'), "{}: label is an identifier", m.key);
-        // Only losses, entropies and errors are unitless.
+        // Only losses, perplexities, entropies and errors are unitless.
         if matches!(m.quantity, Quantity::Plain | Quantity::Error) {
             assert!(
-                ["loss", "entropy", "err"].iter().any(|w| m.key.contains(w)),
+                ["loss", "perplexity", "entropy", "err"].iter().any(|w| m.key.contains(w)),
                 "{} has no unit",
                 m.key
             );

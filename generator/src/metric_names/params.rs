@@ -63,6 +63,25 @@ pub const PARAMS: &[Param] = &[
     p("bucket_kib", "bucket", "KiB"),
     p("tensor_kib", "tensor", "KiB"),
     p("tensors", "tensors", ""),
+    p("shards", "나눠 맡은 GPU 수", ""),
+    p("microbatches", "micro-batches", ""),
+    p("layers_per_stage", "stage당 block", ""),
+    p("tokens_per_rank", "rank당 token", ""),
+    p("experts", "experts", ""),
+    p("topk", "top-k", ""),
+    p("batch_per_gpu", "GPU당 batch", ""),
+    p("bucket_mb", "bucket", "MB"),
+    p("w_bits", "weight", "bit"),
+    p("a_bits", "activation", "bit"),
+    p("kv_bits", "KV cache", "bit"),
+    Param {
+        values: &[(0, "")],
+        ..p("group", "group", "")
+    },
+    Param {
+        values: &[(0, ""), (1, "gradient = bucket view")],
+        ..p("bucket_view", "", "")
+    },
     Param {
         values: &[(0, "non-causal"), (1, "causal")],
         ..p("causal", "", "")
@@ -102,7 +121,15 @@ pub const FAMILY_PARAMS: &[(&[&str], Param)] = &[
     (&["ssm_scan"], p("n", "state size", "")),
     (&["ssm_scan"], p("l", "tokens", "")),
     (
-        &["dist_ddp", "dist_fsdp", "dist_comm_profile", "jax_mesh"],
+        &[
+            "dist_ddp",
+            "dist_fsdp",
+            "dist_comm_profile",
+            "jax_mesh",
+            "dist_pipeline",
+            "dist_expert_parallel",
+            "dist_sharded_matmul",
+        ],
         p("d", "model dim", ""),
     ),
     (&["bandwidth", "reduction", "cpu"], p("n", "elements", "")),
@@ -224,6 +251,19 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("dist_bucketing", "gradient bucketing"),
     ("dist_comm_profile", "communication profile"),
     ("dist_collectives", "collective 통신 (torch.distributed)"),
+    ("dist_scaling", "DDP·FSDP2 확장 (1 → n GPU)"),
+    ("dist_tensor_parallel", "tensor parallelism (Megatron TP · SP)"),
+    ("dist_pipeline", "pipeline 병렬화 (GPipe, 1F1B)"),
+    ("dist_expert_parallel", "expert parallelism (MoE all-to-all)"),
+    ("dist_ring_attention", "ring attention (context parallelism)"),
+    (
+        "dist_sharded_matmul",
+        "sharded matmul (all-gather→GEMM, GEMM→reduce-scatter)",
+    ),
+    (
+        "quant_accuracy",
+        "양자화 형식별 정확도 (hdlc-lab, held-out perplexity)",
+    ),
 ];
 
 /// A benchmark family in words ("sgemm" → "SGEMM (FP32 행렬 곱)"); an unknown one humanized.

@@ -250,7 +250,7 @@ def run_config(cfg, rank, n, device):
             metrics.update(compute_ms=comp, transfer_ms=xfer, exposed_ms=max(0.0, ms - comp),
                            hidden_pct=min(100.0, max(0.0, 100 * (comp + xfer - ms) / xfer)),
                            ring_bytes_per_rank=ring_bytes, transfer_gbps=ring_bytes / xfer / 1e6)
-            tables = {"per_rank": {"columns": ["rank", "blocks computed", "compute alone (ms)"],
+            tables = {"per_rank": {"columns": ["rank", "blocks", "compute_ms"],
                                    "rows": [[r, r + 0.5, t] for r, t in enumerate(timed["compute"][1])]}}
         labkit.ok(f"ring_{mode}_{name}", label, params, timed[mode][0], rel_error=errs[mode],
                   tolerance=tol, flops=flops, metrics=metrics, tables=tables)

@@ -200,7 +200,7 @@ def measure(mode, shape, rank, n, device, ref_out, fp32_err, single_ms):
         metrics.update(comm_ms=comm_ms, comm_pct=100 * comm_ms / ms, comm_bytes=nbytes,
                        comm_busbw_gbps=nbytes / (comm_ms * 1e6))
         if single_ms is not None:
-            metrics.update(speedup=single_ms / ms, scaling_eff_pct=100 * single_ms / ms / n)
+            metrics.update(speedup_vs_1gpu=single_ms / ms, scaling_eff_pct=100 * single_ms / ms / n)
     if rank == 0:
         rel, tol = (err, BF16_TOL) if mode == "single" else (fp32_err, TOL)
         labkit.ok(mode, label, params, timing, rel_error=rel, tolerance=tol, flops=step_flops(shape),
