@@ -16,7 +16,7 @@ fi
 "$venv/bin/pip" install -q torch "numpy<2"
 for lab in s2_kv_cache.py s3_static_batch.py s4_prefill_decode.py s5_continuous_batching.py \
     s6_paged_kv.py s7_model_runner.py s8_prefix_cache.py s9_paged_attention.py \
-    s10_chunked_prefill.py s11_async_scheduling.py throughput.py; do
+    s10_chunked_prefill.py s11_async_scheduling.py throughput.py rates.py; do
   HDLC_LAB_QUICK=1 TRITON_INTERPRET=1 "$venv/bin/python" ci_poison.py "$lab" 2>/dev/null | python3 -c '
 import json, sys
 lab, records = sys.argv[1], [json.loads(l) for l in sys.stdin if l.strip()]

@@ -7,6 +7,8 @@ engine's own saturation rate (requests per second when all arrive at once, measu
 the same run), so the sweep means the same thing on any GPU. Each point reports the throughput
 achieved and TTFT and TPOT at p50 and p99, the way vLLM's serving benchmark reports them.
 One run per point: a point's spread is the spread over its requests (p50 against p99).
+Each engine is checked twice before it is timed: all requests at once, and requests arriving
+apart (the loop the sweep times).
 """
 
 import pathlib
@@ -24,7 +26,7 @@ import scale  # noqa: E402
 import workload  # noqa: E402
 
 LOADS_PCT = (25, 50, 75, 100)  # offered request rate, % of the engine's saturation rate
-ENGINES = ("s9", "s10")
+ENGINES = ("s9", "s10", "s11")
 
 
 def one_point(engine, reqs, arrivals):
@@ -33,10 +35,35 @@ def one_point(engine, reqs, arrivals):
     return scale.latency_metrics(clock, {r.rid: a for r, a in zip(reqs, arrivals)})
 
 
+def arrivals_verified(variant, cls, params, device, cfg):
+    """The snapshot check once more, with requests arriving apart (some while the engine is idle,
+    some mid-step): FP32 tokens equal snapshot 1's. This is the loop the sweep times, where
+    admission, idling and — for s11 — a step still in flight meet."""
+    import s1_no_cache
+    rung, label, _ = scale.ENGINES[variant]
+    reqs, ecfg = workload.verify(cfg.vocab)
+    m32 = M.Model(cfg, torch.float32, device)
+    want = bench.serve_collect(s1_no_cache.serve, m32, reqs, ecfg)
+    clock = bench.Clock()
+    gaps = [0.0, 0.0, 0.3, 0.31, 0.6, 0.9, 0.95, 1.4]
+    try:
+        scale.serve_arrivals(scale.engine_for(m32, ecfg, cls), reqs, (gaps * 2)[:len(reqs)], clock)
+        err = bench.first_mismatch(reqs, clock, want)
+    except Exception as e:
+        err = f"{type(e).__name__}: {e}"
+    finally:
+        scale.drop_engines(m32)
+    if err:
+        labkit.failed(variant, label, params, "verify", f"with arrivals apart: {err}", rung=rung)
+    return err is None
+
+
 def sweep(variant, model, reqs, ecfg, device, cfg):
     rung, label, cls = scale.ENGINES[variant]
     base = {"requests": len(reqs), "output_tokens": sum(r.max_tokens for r in reqs)}
     if not scale.verified(variant, cls, dict(base, load_pct=100), device, cfg):
+        return
+    if not arrivals_verified(variant, cls, dict(base, load_pct=100), device, cfg):
         return
     if device != "cuda":
         labkit.failed(variant, label, dict(base, load_pct=100), "unsupported",
