@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Runs on a lent GPU machine (the device tool), from the repository root, with the release
 # binary built elsewhere and carried in. Writes logs and the merged results under $OUT.
-#   serving.sh demo               a first build with empty caches, interrupted, then resumed
-#   serving.sh labs IDS NAME      `bench --labs IDS`, its log as labs-NAME.log, the results file
-#   serving.sh kernels            `bench --force --no-labs`: every kernel record again (with its time)
-#   serving.sh announce           the first lines of a first build (records without keys), 20 s
+#   device.sh demo               a first build with empty caches, interrupted, then resumed
+#   device.sh labs IDS NAME      `bench --labs IDS`, its log as labs-NAME.log, the results file
+#   device.sh kernels            `bench --force --no-labs`: every kernel record again (with its time)
+#   device.sh announce           the first lines of a first build (records without keys), 20 s
+# On a machine with several GPUs `labs` runs the multi-GPU labs at every world size it has GPUs
+# for, e.g. `device.sh labs dist_collectives,dist_scaling,dist_tensor_parallel dist` on 2 GPUs;
+# their records go into the same results file, told apart by `params.world`.
 set -u
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 BIN=${BIN:-target/release/hdlc}
 OUT=${OUT:?OUT is the folder the results go to}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$OUT/gpu.txt"
+nvidia-smi topo -m > "$OUT/topo.txt" 2>&1
 results=kernels/results/$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 \
   | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\+/-/g; s/-$//').json
 # Every record of this GPU loses its cache key, and the cache goes: as on a card the book has no
