@@ -468,3 +468,87 @@ fn a_timed_out_world_run_leaves_no_rank_behind() {
     std::thread::sleep(std::time::Duration::from_secs(5));
     assert!(!marker.exists(), "a rank outlived the time-out");
 }
+
+/// A `launch: devices` lab: one plain process (no RANK), which writes what it saw.
+const DEVICES_LAB: &str = r#"import json, os, pathlib, sys
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import labkit
+keys = ["RANK", "HDLC_LAB_WORLD", "HDLC_LAB_BACKEND", "CUDA_VISIBLE_DEVICES", "XLA_FLAGS",
+        "JAX_PLATFORMS", "NCCL_NVLS_ENABLE"]
+world = os.environ["HDLC_LAB_WORLD"]
+seen = {k: os.environ.get(k) for k in keys}
+pathlib.Path(__file__).with_name(f"dev_w{world}.json").write_text(json.dumps(seen))
+t = {"reps": 5, "median_ms": 1.0, "p10_ms": 0.9, "p90_ms": 1.1}
+labkit.ok("psum", "psum", {"bytes": 8}, t, rel_error=0.0, tolerance=0.0, bytes=8)
+"#;
+
+fn seen_devices(root: &Path, world: u32) -> BTreeMap<String, Option<String>> {
+    let path = root.join(format!("kernels/labs/fake/dev_w{world}.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn a_devices_lab_runs_as_one_process_that_sees_the_world_s_devices() {
+    if !python_present() {
+        return;
+    }
+    let book = fake_book(
+        "- id: mesh\n  file: devices.py\n  family: fam_mesh\n  world: [1, 2]\n  cpu_world: [2]\n  launch: devices\n",
+    );
+    std::fs::write(book.path().join("kernels/labs/fake/devices.py"), DEVICES_LAB).unwrap();
+    let empty = || ResultsFile {
+        schema: 1,
+        device: device(),
+        records: Vec::new(),
+    };
+    let (file, notes, planned) = run_on(book.path(), &machine(2), empty());
+    assert_eq!(planned, 2, "{notes:?}");
+    let mut worlds: Vec<Option<u64>> = file.records.iter().map(world_of).collect();
+    worlds.sort();
+    assert_eq!(worlds, [Some(1), Some(2)], "{:?}", file.records);
+    for (w, gpus) in [(1, "0"), (2, "0,1")] {
+        let seen = seen_devices(book.path(), w);
+        assert_eq!(seen["RANK"], None, "not started through torchrun");
+        assert_eq!(seen["NCCL_NVLS_ENABLE"].as_deref(), Some("0"));
+        assert_eq!(seen["HDLC_LAB_BACKEND"].as_deref(), Some("nccl"));
+        if std::env::var("CUDA_VISIBLE_DEVICES").is_err() {
+            assert_eq!(seen["CUDA_VISIBLE_DEVICES"].as_deref(), Some(gpus));
+        }
+    }
+    // No GPU: the cpu_world size runs with that many simulated CPU devices.
+    let (file, notes, planned) = run_on(book.path(), &machine(0), empty());
+    assert_eq!(planned, 1, "{notes:?}");
+    assert_eq!(file.records.iter().map(world_of).collect::<Vec<_>>(), [Some(2)]);
+    let seen = seen_devices(book.path(), 2);
+    assert_eq!(seen["JAX_PLATFORMS"].as_deref(), Some("cpu"));
+    assert_eq!(
+        seen["XLA_FLAGS"].as_deref(),
+        Some("--xla_force_host_platform_device_count=2")
+    );
+}
+
+#[test]
+fn a_manifest_s_launch_is_checked() {
+    let book = fake_book(
+        "- id: a\n  file: world.py\n  world: [2]\n  launch: mpirun\n\
+         - id: b\n  file: world.py\n  launch: devices\n\
+         - id: c\n  file: world.py\n  world: [2]\n",
+    );
+    let mut d = Diagnostics::new();
+    let labs = labs::load_manifests(book.path(), &[], &mut d);
+    let errors: Vec<String> = d.sorted().iter().map(|x| x.to_string()).collect();
+    assert!(labs.is_empty(), "{labs:?}");
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    let at = |line: usize, words: &str| {
+        errors
+            .iter()
+            .any(|e| e.contains(&format!("labs.yaml:{line}:")) && e.contains(words))
+    };
+    assert!(
+        at(4, "`launch: mpirun` is not a way to start a lab"),
+        "{errors:?}"
+    );
+    assert!(at(7, "the lab has no `world`"), "{errors:?}");
+    assert!(at(10, "requires torch"), "{errors:?}");
+}

@@ -76,7 +76,9 @@ fn every_named_metric_has_a_unit_or_says_why_not() {
         // Only losses, perplexities, entropies and errors are unitless.
         if matches!(m.quantity, Quantity::Plain | Quantity::Error) {
             assert!(
-                ["loss", "perplexity", "entropy", "err"].iter().any(|w| m.key.contains(w)),
+                ["loss", "perplexity", "entropy", "err"]
+                    .iter()
+                    .any(|w| m.key.contains(w)),
                 "{} has no unit",
                 m.key
             );

@@ -39,6 +39,7 @@ if gpu is None and "jax" in out and os.environ.get("HDLC_PROBE_JAX_GPU", "1") ==
         devs = [d for d in jax.devices() if d.platform == "gpu"]
         if devs:
             gpu = devs[0].device_kind
+            out["gpu_count"] = len(devs)
     except Exception:
         pass
 if gpu:

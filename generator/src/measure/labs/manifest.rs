@@ -38,6 +38,8 @@ pub struct Lab {
     pub world: Vec<u32>,
     /// Which of `world` may run on gloo CPU processes where no GPU is visible (`cpu_world:`).
     pub cpu_world: Vec<u32>,
+    /// How each world size is started (`launch:`; torchrun unless it says `devices`).
+    pub launch: super::world::Launch,
 }
 
 impl Lab {
@@ -63,6 +65,8 @@ struct Entry {
     world: Option<Vec<u32>>,
     #[serde(default)]
     cpu_world: Option<Vec<u32>>,
+    #[serde(default)]
+    launch: Option<String>,
 }
 
 /// The manifests under `root/kernels/labs/*/labs.yaml`, sorted by path (relative to `root`).
@@ -150,7 +154,7 @@ pub fn parse(
             let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
             diags.error(rel, line, 1, format!("lab manifest: {msg}")).hint = Some(
                 "a manifest is a list of labs with `id`, `file` and optionally `family`, \
-                 `requires`, `timeout_s`, `summary`, `world`, `cpu_world`"
+                 `requires`, `timeout_s`, `summary`, `world`, `cpu_world`, `launch`"
                     .into(),
             );
             return Vec::new();
@@ -204,7 +208,13 @@ fn check_entry(
         check_file(&e.file, folder, &path, report),
         check_requires(&e.requires, report),
         check_timeout(timeout_s, report),
-        super::world::check(e.world.as_deref(), e.cpu_world.as_deref(), &e.requires, report),
+        super::world::check(
+            e.world.as_deref(),
+            e.cpu_world.as_deref(),
+            e.launch.as_deref(),
+            &e.requires,
+            report,
+        ),
     ]
     .iter()
     .all(|ok| *ok);
@@ -233,6 +243,11 @@ fn check_entry(
         line: c.line,
         world: e.world.unwrap_or_default(),
         cpu_world: e.cpu_world.unwrap_or_default(),
+        launch: e
+            .launch
+            .as_deref()
+            .and_then(super::world::Launch::parse)
+            .unwrap_or_default(),
     })
 }
 

@@ -95,7 +95,8 @@ pub fn run_one(
 }
 
 /// The interpreter's arguments and the environment of one run: the lab file alone, or torchrun
-/// with one process per rank and the world's size and backend in the environment.
+/// with one process per rank (or, `launch: devices`, the lab alone seeing the world's devices)
+/// and the world's size and backend in the environment.
 pub fn command(
     root: &Path,
     lab: &Lab,
@@ -106,8 +107,9 @@ pub fn command(
     match world {
         None => (vec![lab.path.to_string_lossy().into_owned()], env),
         Some(w) => {
-            env.extend(world::env(w));
-            (world::launch_args(w, &lab.path), env)
+            let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+            env.extend(world::env(w, lab.launch, visible.as_deref()));
+            (world::launch_args(w, lab.launch, &lab.path), env)
         }
     }
 }

@@ -11,6 +11,9 @@
 //! `python3 -m torch.distributed.run --standalone --nproc-per-node=W lab.py`, one process per GPU
 //! (NCCL) or, where no GPU is visible and the manifest lists the size under `cpu_world:`, per CPU
 //! process (gloo). Rank 0 prints the records; the runner adds `params.world = W` to each.
+//! A lab with `launch: devices` (JAX: one process drives every device it sees) is started as
+//! one plain process that sees W devices: the first W GPUs (`CUDA_VISIBLE_DEVICES`), or W
+//! simulated CPU devices (`XLA_FLAGS=--xla_force_host_platform_device_count=W`).
 
 use super::probe::Env;
 use std::path::Path;
@@ -37,6 +40,27 @@ impl Backend {
     }
 }
 
+/// How a world run is started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Launch {
+    /// torchrun, one process per rank (PyTorch's process groups).
+    #[default]
+    Torchrun,
+    /// One process that sees W devices and uses them all (JAX's single-controller mesh).
+    Devices,
+}
+
+impl Launch {
+    /// The manifest's `launch:` value; None for a word that names no launch.
+    pub fn parse(word: &str) -> Option<Launch> {
+        match word {
+            "torchrun" => Some(Launch::Torchrun),
+            "devices" => Some(Launch::Devices),
+            _ => None,
+        }
+    }
+}
+
 /// One world size of a lab, as planned on this machine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct World {
@@ -48,23 +72,50 @@ pub struct World {
     pub interconnect: Option<String>,
 }
 
-/// The arguments after the interpreter: torchrun with one process per rank, then the lab.
-pub fn launch_args(world: &World, lab_path: &Path) -> Vec<String> {
-    vec![
-        "-m".into(),
-        "torch.distributed.run".into(),
-        "--standalone".into(),
-        format!("--nproc-per-node={}", world.size),
-        lab_path.to_string_lossy().into_owned(),
-    ]
+/// The arguments after the interpreter: torchrun with one process per rank, then the lab; or
+/// the lab alone.
+pub fn launch_args(world: &World, launch: Launch, lab_path: &Path) -> Vec<String> {
+    let lab = lab_path.to_string_lossy().into_owned();
+    match launch {
+        Launch::Torchrun => vec![
+            "-m".into(),
+            "torch.distributed.run".into(),
+            "--standalone".into(),
+            format!("--nproc-per-node={}", world.size),
+            lab,
+        ],
+        Launch::Devices => vec![lab],
+    }
 }
 
-/// Environment a world run adds to the lab's: its size and backend, for the lab to read.
-pub fn env(world: &World) -> Vec<(String, String)> {
-    vec![
+/// Environment a world run adds to the lab's: its size and backend, for the lab to read, and for
+/// `launch: devices` the W devices the process may see. `visible` is the machine's own
+/// `CUDA_VISIBLE_DEVICES`, if set: the run takes the first W of those.
+pub fn env(world: &World, launch: Launch, visible: Option<&str>) -> Vec<(String, String)> {
+    let mut env = vec![
         ("HDLC_LAB_WORLD".into(), world.size.to_string()),
         ("HDLC_LAB_BACKEND".into(), world.backend.name().into()),
-    ]
+    ];
+    if launch == Launch::Devices {
+        let n = world.size as usize;
+        match world.backend {
+            Backend::Nccl => {
+                let ids: Vec<String> = match visible.filter(|v| !v.trim().is_empty()) {
+                    Some(v) => v.split(',').map(|s| s.trim().to_string()).take(n).collect(),
+                    None => (0..n).map(|i| i.to_string()).collect(),
+                };
+                env.push(("CUDA_VISIBLE_DEVICES".into(), ids.join(",")));
+            }
+            Backend::Gloo => {
+                env.push(("JAX_PLATFORMS".into(), "cpu".into()));
+                env.push((
+                    "XLA_FLAGS".into(),
+                    format!("--xla_force_host_platform_device_count={n}"),
+                ));
+            }
+        }
+    }
+    env
 }
 
 /// Which of a lab's world sizes (`world`, `cpu_world` of its manifest entry) run here, and
@@ -99,14 +150,21 @@ pub fn split(world: &[u32], cpu_world: &[u32], env: &Env) -> (Vec<World>, Vec<(u
     (run, skip)
 }
 
-/// Check `world:` and `cpu_world:` of a manifest entry; `report(key, message, hint)` per problem.
+/// Check `world:`, `cpu_world:` and `launch:` of a manifest entry; `report(key, message, hint)`
+/// per problem.
 pub(super) fn check(
     world: Option<&[u32]>,
     cpu_world: Option<&[u32]>,
+    launch: Option<&str>,
     requires: &[String],
     report: &mut dyn FnMut(&str, String, &str),
 ) -> bool {
-    let mut ok = true;
+    let mut ok = check_launch(world.is_some(), launch, report);
+    // (An unknown launch is reported once, above, not again as a torchrun without torch.)
+    let torchrun = match launch {
+        None => true,
+        Some(word) => Launch::parse(word) == Some(Launch::Torchrun),
+    };
     let sizes_ok = |key: &str, v: &[u32], report: &mut dyn FnMut(&str, String, &str)| {
         let increasing = v.windows(2).all(|w| w[0] < w[1]);
         if v.is_empty() || !increasing || v.iter().any(|w| !(1..=MAX_WORLD).contains(w)) {
@@ -121,7 +179,7 @@ pub(super) fn check(
     };
     if let Some(w) = world {
         ok &= sizes_ok("world", w, report);
-        if !requires.iter().any(|r| r == "torch") {
+        if torchrun && !requires.iter().any(|r| r == "torch") {
             report(
                 "world",
                 "a lab with `world` is started through torchrun, so it requires torch".into(),
@@ -151,6 +209,28 @@ pub(super) fn check(
         }
     }
     ok
+}
+
+/// `launch:` names a launch, and only beside `world:`.
+fn check_launch(has_world: bool, launch: Option<&str>, report: &mut dyn FnMut(&str, String, &str)) -> bool {
+    let Some(word) = launch else { return true };
+    if Launch::parse(word).is_none() {
+        report(
+            "launch",
+            format!("`launch: {word}` is not a way to start a lab"),
+            "`torchrun` (one process per rank, the default) or `devices` (one process that sees W devices)",
+        );
+        return false;
+    }
+    if !has_world {
+        report(
+            "launch",
+            "`launch` says how each world size is started, but the lab has no `world`".into(),
+            "add `world: [2, 4, 8]` or drop `launch`",
+        );
+        return false;
+    }
+    true
 }
 
 /// The short name of what connects the GPUs, from the text of `nvidia-smi topo -m`: the link
