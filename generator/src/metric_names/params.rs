@@ -129,11 +129,15 @@ pub const FAMILY_PARAMS: &[(&[&str], Param)] = &[
             "dist_pipeline",
             "dist_expert_parallel",
             "dist_sharded_matmul",
+            "jax_mesh_gpu",
         ],
         p("d", "model dim", ""),
     ),
     (&["bandwidth", "reduction", "cpu"], p("n", "elements", "")),
-    (&["dist_collectives"], p("bytes", "메시지 크기", "B")),
+    (
+        &["dist_collectives", "jax_mesh_gpu"],
+        p("bytes", "메시지 크기", "B"),
+    ),
     (&["quant_gemv"], p("n", "N (output)", "")),
     (&["quant_gemv"], p("k", "K (input)", "")),
 ];
@@ -234,6 +238,10 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("jax_profiling", "JAX profiler"),
     ("jax_pallas", "JAX Pallas kernel"),
     ("jax_mesh", "JAX mesh sharding"),
+    (
+        "jax_mesh_gpu",
+        "JAX 실제 mesh: 학습 step과 collective (DP·FSDP·TP, shard_map)",
+    ),
     ("triton_softmax", "Triton softmax"),
     ("triton_rmsnorm", "Triton RMSNorm"),
     ("triton_matmul", "Triton matmul"),
