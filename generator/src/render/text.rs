@@ -51,7 +51,7 @@ pub fn include_block(
     // A fence longer than any backtick run in the code keeps it intact.
     let fence = "`".repeat(3.max(longest_backtick_run(code) + 1));
     format!(
-        "\n\n<p class=\"hdlc-source\"><code>kernels/{}</code>{what} · {}–{}행 — 측정에 쓰인 바로 그 코드</p>\n\n{fence}{lang}\n{code}\n{fence}\n\n",
+        "\n\n<p class=\"hdlc-source\"><code>kernels/{}</code>{what} · {}–{}행 — 이 책의 harness가 실행하는 코드 그대로</p>\n\n{fence}{lang}\n{code}\n{fence}\n\n",
         esc(file),
         lines.0,
         lines.1

@@ -27,8 +27,9 @@ signs add like √r: r = 2 for a GEMM (its output, and a BF16 split-K partial cu
 3n − 1 for a reduce-scatter (n partial GEMMs, n − 1 additions on the way). The FP32 accumulation
 over K terms adds errors like a random walk, about √K·2⁻²⁴ relative; K·2⁻²⁴ (1.7e-3 at K =
 28,672) covers it with room. A gathered copy must be exact. A reference costs 2·rows·K·N FP32
-FLOPs (a full one at the 70B shape, minutes per rank); beyond REF_FLOPS every s-th row is
-compared, s a power of two, and check_rows_pct says how many.
+FLOPs (the largest here, the unsharded 70B MLP GEMM, about 7.7e12: well under a second); beyond
+REF_FLOPS (larger shapes than these) every s-th row is compared, s a power of two, and
+check_rows_pct says how many (100 at the shapes below).
 
 Timing: after a barrier and an L2 flush, CUDA events around one call on every rank. A step is as
 slow as its slowest rank, so each repetition's time is the maximum over ranks. `flops` is per
@@ -284,7 +285,9 @@ def make_ctx(rank, n, device):
     return SimpleNamespace(
         rank=rank, n=n, device=device, dtype=dtype,
         new=lambda *shape: torch.empty(*shape, dtype=dtype, device=device),
-        comm=torch.cuda.Stream(device=device, priority=-1) if cuda else None,  # the transfers' stream
+        # The stream the ring's transfers are issued from: it orders them (waits, events); the
+        # NCCL kernels themselves run on NCCL's own streams, whose priority TORCH_NCCL_HIGH_PRIORITY sets.
+        comm=torch.cuda.Stream(device=device) if cuda else None,
         flush=torch.empty(labkit.L2_FLUSH_BYTES // 4, device=device) if cuda else None)
 
 
