@@ -56,7 +56,8 @@ import workers  # noqa: E402
 
 def configs(device):
     """(name, total tokens, heads, head dim, dtype, tolerance): an FP32 check, then BF16 at 8k,
-    32k and 128k tokens with 32 heads of 128 on GPU (the card's 131,072-token example)."""
+    32k and 128k tokens with 32 heads of 128 on GPU (the card's 131,072-token length; K/V here
+    have all 32 heads (MHA), so a transfer is 4× the bytes of the card's 8-KV-head GQA example)."""
     f32, bf16 = torch.float32, torch.bfloat16
     if labkit.QUICK:
         return [("fp32", 256, 2, 32, f32, 1e-5), ("bf16", 512, 2, 32, bf16, 2e-2)]
