@@ -207,7 +207,9 @@ def smooth(m, amax, alpha=0.5):
                            ("mlp_norm", (blk.mlp.w_gate, blk.mlp.w_up))):
             norm, a = getattr(blk, name), amax[f"blocks.{i}.{name}"]
             w = torch.cat([lin.weight.data for lin in lins]).abs().amax(0)  # per input channel
-            s = (a.pow(alpha) / w.pow(1 - alpha)).clamp(min=1e-5)
+            # Both maxima clamped as SmoothQuant's smooth.py does: a channel no input or weight ever
+            # used would otherwise give 0/0 or x/0.
+            s = (a.clamp(min=1e-5).pow(alpha) / w.clamp(min=1e-5).pow(1 - alpha)).clamp(min=1e-5)
             norm.weight.data.div_(s)
             for lin in lins:
                 lin.weight.data.mul_(s)  # column j of every W scaled by s_j
