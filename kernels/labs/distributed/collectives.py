@@ -42,6 +42,7 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
 import workers  # noqa: E402
+from ranks import max_over_ranks, sync  # noqa: E402
 
 TOL = 0.0  # integer-valued float32 inputs: every correct result is exact
 MAX_BYTES = (1 << 15) if labkit.QUICK else (1 << 30)
@@ -122,14 +123,6 @@ OPS = [("all_reduce", "all-reduce"), ("all_gather", "all-gather"),
        ("broadcast", "broadcast"), ("send_recv", "send/recv (ring)")]
 
 
-def sync(device):
-    if device.type == "cuda":
-        dist.barrier(device_ids=[device.index])
-        torch.cuda.synchronize()
-    else:
-        dist.barrier()
-
-
 def time_op(run, nbytes, device, n):
     """Per-repetition milliseconds of one call, averaged over the ranks (the same list on all)."""
     inner = 20 if nbytes < (1 << 20) else 5 if nbytes < (64 << 20) else 1
@@ -155,12 +148,6 @@ def time_op(run, nbytes, device, n):
     t = torch.tensor(times, dtype=torch.float64, device=device)
     dist.all_reduce(t)  # the mean over ranks, as nccl-tests reports it
     return (t / n).tolist()
-
-
-def max_over_ranks(x, device):
-    t = torch.tensor([x], dtype=torch.float64, device=device)
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    return float(t.item())
 
 
 def measure(op, op_i, rank, n, device):

@@ -57,6 +57,7 @@ import torch.distributed as dist  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import workers  # noqa: E402
+from ranks import call_ms, sync  # noqa: E402
 
 TOPK = 2
 CF = 1.25  # the capacity factor whose drops the record reports (Switch Transformer's 1.25)
@@ -177,14 +178,6 @@ def moe_expert_parallel(x, w_router, local_experts, n, keep=None):
 # ANCHOR_END: expert_parallel
 
 
-def sync(device):
-    if device.type == "cuda":
-        dist.barrier(device_ids=[device.index])
-        torch.cuda.synchronize()
-    else:
-        dist.barrier()
-
-
 def over_ranks(x, device, op=dist.ReduceOp.MAX):
     t = torch.tensor([float(x)], dtype=torch.float64, device=device)
     dist.all_reduce(t, op=op)
@@ -193,7 +186,7 @@ def over_ranks(x, device, op=dist.ReduceOp.MAX):
 
 def time_ranks(fn, device):
     """Median/p10/p90 over repetitions of the slowest rank's time for fn() (same reps on all)."""
-    warmup, cuda = (1 if labkit.QUICK else 3), device.type == "cuda"
+    warmup = 1 if labkit.QUICK else 3
     for _ in range(warmup):
         fn()
     sync(device)
@@ -204,17 +197,7 @@ def time_ranks(fn, device):
     times = []
     for _ in range(reps):
         sync(device)
-        if cuda:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-        else:
-            t0 = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t0) * 1e3)
+        times.append(call_ms(fn, device))
     t = torch.tensor(times, dtype=torch.float64, device=device)
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
     return labkit._summary(t.tolist())

@@ -63,6 +63,7 @@ import torch.distributed as dist  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import workers  # noqa: E402
+from ranks import max_over_ranks, sync  # noqa: E402
 
 TOL = 1e-4
 MICROBATCHES = [1, 2, 4] if labkit.QUICK else [1, 2, 4, 8, 16]
@@ -170,12 +171,6 @@ def flat_grad(module):
     return torch.cat([q.grad.reshape(-1) for q in module.parameters()])
 
 
-def max_over_ranks(x, device):
-    t = torch.tensor([x], dtype=torch.float64, device=device)
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    return float(t.item())
-
-
 def check_all(s, p, device):
     """Rel. error of every (schedule, m) against the unsharded FP32 model; and this rank's stage.
 
@@ -207,14 +202,6 @@ def check_all(s, p, device):
                 err = max(err, abs(float(loss) - ref_loss.item()) / abs(ref_loss.item()))
             errors[(name, m)] = max_over_ranks(err, device)
     return errors, stage
-
-
-def sync(device):
-    if device.type == "cuda":
-        dist.barrier(device_ids=[device.index])
-        torch.cuda.synchronize()
-    else:
-        dist.barrier()
 
 
 def time_variant(stage, schedule, s, p, m, device):

@@ -52,6 +52,7 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
 import workers  # noqa: E402
+from ranks import call_ms, max_over_ranks, sync  # noqa: E402
 
 
 def configs(device):
@@ -147,20 +148,6 @@ def reference_rows(q, k, v, row0):
     return out
 
 
-def sync(device):
-    if device.type == "cuda":
-        dist.barrier(device_ids=[device.index])
-        torch.cuda.synchronize()
-    else:
-        dist.barrier()
-
-
-def over_ranks(x, device):
-    t = torch.tensor([float(x)], dtype=torch.float64, device=device)
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    return float(t.item())
-
-
 def time_ranks(fn, device):
     """(summary, per-rank medians): each repetition is the slowest rank's time for fn(); every
     rank runs the same number of repetitions (10 or more on GPU: the steps are long)."""
@@ -171,22 +158,12 @@ def time_ranks(fn, device):
     t0 = time.perf_counter()
     fn()
     sync(device)
-    est = over_ranks((time.perf_counter() - t0) * 1e3, device)
+    est = max_over_ranks((time.perf_counter() - t0) * 1e3, device)
     reps = 3 if labkit.QUICK else max(10 if cuda else 5, labkit.rep_count(est))
     times = []
     for _ in range(reps):
         sync(device)
-        if cuda:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-        else:
-            t0 = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t0) * 1e3)
+        times.append(call_ms(fn, device))
     mine = torch.tensor(times, dtype=torch.float64, device=device)
     every = [torch.empty_like(mine) for _ in range(dist.get_world_size())]
     dist.all_gather(every, mine)
@@ -202,7 +179,7 @@ def time_alone(fn, rank, device):
 
 
 def check(out, ref, device):
-    return over_ranks(labkit.rel_error(out, ref), device)
+    return max_over_ranks(labkit.rel_error(out, ref), device)
 
 
 def run_config(cfg, rank, n, device):

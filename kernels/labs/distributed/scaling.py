@@ -65,6 +65,7 @@ from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 import trace_overlap  # noqa: E402
 import workers  # noqa: E402
+from ranks import max_over_ranks, sync  # noqa: E402
 
 # hdlc-lab's shape, widened: d 1536, 16 layers, 12 query heads of 128, 4 KV heads, SwiGLU 4096.
 HDLC_LAB_400M = model.Config(d_model=1536, n_layers=16, n_heads=12, n_kv_heads=4, d_head=128,
@@ -143,20 +144,6 @@ def verify(net, m, opt, full, ref, init, x, y):
         err = max(err, labkit.rel_error(after - before, p.detach() - before))
     return err
 # ANCHOR_END: verify
-
-
-def sync(device):
-    if device.type == "cuda":
-        dist.barrier(device_ids=[device.index])
-        torch.cuda.synchronize()
-    else:
-        dist.barrier()
-
-
-def max_over_ranks(x, device):
-    t = torch.tensor([float(x)], dtype=torch.float64, device=device)
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    return float(t.item())
 
 
 def timed(step, device, solo):

@@ -44,7 +44,6 @@ import math
 import os
 import pathlib
 import sys
-import time
 from types import SimpleNamespace
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
@@ -55,6 +54,7 @@ import torch.distributed as dist  # noqa: E402
 
 import collective_matmul as cm  # noqa: E402
 import workers  # noqa: E402
+from ranks import call_ms  # noqa: E402
 
 REF_FLOPS = 3e14  # per reference: about 6 s of FP32 SGEMM on an H100 or H200
 REPS = 3 if labkit.QUICK else 20
@@ -108,18 +108,9 @@ def time_all(fn, ctx):
     times = []
     for _ in range(REPS):
         sync(ctx.device)
-        if ctx.device.type == "cuda":
+        if ctx.flush is not None:
             ctx.flush.zero_()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-        else:
-            t0 = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t0) * 1e3)
+        times.append(call_ms(fn, ctx.device))
     t = torch.tensor(times, dtype=torch.float64, device=ctx.device)
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
     return labkit._summary(t.tolist())

@@ -38,7 +38,6 @@ Launch: python3 -m torch.distributed.run --standalone --nproc-per-node=2 tensor_
 import os
 import pathlib
 import sys
-import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -47,6 +46,7 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
 import workers  # noqa: E402
+from ranks import call_ms, sync  # noqa: E402
 from tp_block import prepare, whole, gather  # noqa: E402
 
 TOL = 1e-4  # FP32, sharded vs unsharded (see the module docstring)
@@ -64,14 +64,6 @@ def from_rank0(x, device):
     t = torch.tensor([x], dtype=torch.float64, device=device)
     dist.broadcast(t, src=0)
     return float(t.item())
-
-
-def sync(device):
-    if device.type == "cuda":
-        dist.barrier(device_ids=[device.index])
-        torch.cuda.synchronize()
-    else:
-        dist.barrier()
 
 
 def check_fp32(shape, rank, n, device):
@@ -108,17 +100,7 @@ def time_steps(fn, device, alone=False, flush=True):
     for _ in range(REPS):
         if buf is not None:
             buf.zero_()
-        if device.type == "cuda":
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-        else:
-            t0 = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t0) * 1e3)
+        times.append(call_ms(fn, device))
     t = torch.tensor(times, dtype=torch.float64, device=device)
     if not alone:
         dist.all_reduce(t, op=dist.ReduceOp.MAX)

@@ -39,20 +39,15 @@ def arrivals_verified(variant, cls, params, device, cfg):
     """The snapshot check once more, with requests arriving apart (some while the engine is idle,
     some mid-step): FP32 tokens equal snapshot 1's. This is the loop the sweep times, where
     admission, idling and — for s11 — a step still in flight meet."""
-    import s1_no_cache
     rung, label, _ = scale.ENGINES[variant]
-    reqs, ecfg = workload.verify(cfg.vocab)
-    m32 = M.Model(cfg, torch.float32, device)
-    want = bench.serve_collect(s1_no_cache.serve, m32, reqs, ecfg)
-    clock = bench.Clock()
     gaps = [0.0, 0.0, 0.3, 0.31, 0.6, 0.9, 0.95, 1.4]
+
+    def serve(m, reqs, ecfg, clock):
+        scale.serve_arrivals(scale.engine_for(m, ecfg, cls), reqs, (gaps * 2)[:len(reqs)], clock)
     try:
-        scale.serve_arrivals(scale.engine_for(m32, ecfg, cls), reqs, (gaps * 2)[:len(reqs)], clock)
-        err = bench.first_mismatch(reqs, clock, want)
+        err = bench.verify(serve, rung, device, cfg)
     except Exception as e:
         err = f"{type(e).__name__}: {e}"
-    finally:
-        scale.drop_engines(m32)
     if err:
         labkit.failed(variant, label, params, "verify", f"with arrivals apart: {err}", rung=rung)
     return err is None
