@@ -4,6 +4,7 @@
 #   device.sh demo               a first build with empty caches, interrupted, then resumed
 #   device.sh labs IDS NAME      `bench --labs IDS`, its log as labs-NAME.log, the results file
 #   device.sh kernels            `bench --force --no-labs`: every kernel record again (with its time)
+#   device.sh bench FAMS LABS NAME  `bench --families FAMS --labs LABS` ("-": none of that kind)
 #   device.sh announce           the first lines of a first build (records without keys), 20 s
 # On a machine with several GPUs `labs` runs the multi-GPU labs at every world size it has GPUs
 # for, e.g. `device.sh labs dist_collectives,dist_scaling,dist_tensor_parallel dist` on 2 GPUs;
@@ -48,6 +49,15 @@ announce)
   timeout -s INT 20 "$BIN" build --out /tmp/book > "$OUT/announce.log" 2>&1
   echo "exit $?" >> "$OUT/announce.log"
   cp /tmp/measured.json "$results"
+  ;;
+bench)
+  args=()
+  [ "$2" != - ] && args+=(--families "$2")
+  if [ "$3" != - ]; then args+=(--labs "$3"); else args+=(--no-labs); fi
+  timeout -s INT "${LABS_S:-540}" "$BIN" bench "${args[@]}" > "$OUT/bench-$4.log" 2>&1
+  echo "exit $?" >> "$OUT/bench-$4.log"
+  cp "$results" "$OUT/"
+  tail -60 "$OUT/bench-$4.log"
   ;;
 labs)
   timeout -s INT "${LABS_S:-540}" "$BIN" bench --labs "$2" > "$OUT/labs-$3.log" 2>&1

@@ -53,6 +53,7 @@ const HEADERS: &[KernelFile] = &[
     kernel_file!("common/persistent_gemm.cuh"),
     kernel_file!("common/cluster_sync.cuh"),
     kernel_file!("common/wgmma_gemm.cuh"),
+    kernel_file!("common/lowp_wgmma.cuh"),
 ];
 
 /// The name a header is included by: its file name.

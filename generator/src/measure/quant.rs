@@ -69,6 +69,17 @@ pub enum Format {
     Fp8,
 }
 
+impl Format {
+    /// The largest code magnitude a symmetric scale maps a group's maximum to.
+    pub fn levels(self) -> f32 {
+        match self {
+            Format::Int8 => 127.0,
+            Format::Int4 => 7.0,
+            Format::Fp8 => E4M3_MAX,
+        }
+    }
+}
+
 /// A quantized row-major `rows × cols` matrix: packed codes, FP32 scales and the dequantized
 /// values (what the kernels compute with).
 pub struct Quantized {
@@ -84,7 +95,7 @@ pub const INT4_GROUP: usize = 128;
 /// int4 codes are value + 8 in a nibble, two per byte, the even column in the low nibble.
 pub fn quantize_rows(w: &[f32], rows: usize, cols: usize, fmt: Format) -> Quantized {
     let mut q = Quantized::zeroed(rows, cols, fmt);
-    quantize_into(w, cols, fmt, &mut q.codes, &mut q.scales, &mut q.dequant);
+    quantize_into(w, cols, fmt, None, &mut q.codes, &mut q.scales, &mut q.dequant);
     q
 }
 
@@ -111,10 +122,12 @@ impl Quantized {
 }
 
 /// Quantize the rows of `w` into the given (zeroed) slices, sized for those rows.
+/// `fixed`: one scale for every group (a per-tensor format) instead of each group's own.
 fn quantize_into(
     w: &[f32],
     cols: usize,
     fmt: Format,
+    fixed: Option<f32>,
     codes: &mut [u8],
     scales: &mut [f32],
     dequant: &mut [f32],
@@ -126,12 +139,7 @@ fn quantize_into(
     let e4m3 = E4M3.get_or_init(|| std::array::from_fn(|c| e4m3_value(c as u8)));
     for (g, src) in w.chunks(group).enumerate() {
         let max = src.iter().fold(0f32, |m, v| m.max(v.abs()));
-        let levels = match fmt {
-            Format::Int8 => 127.0,
-            Format::Int4 => 7.0,
-            Format::Fp8 => E4M3_MAX,
-        };
-        let s = scale_for(max, levels);
+        let s = fixed.unwrap_or_else(|| scale_for(max, fmt.levels()));
         scales[g] = s;
         for (j, &v) in src.iter().enumerate() {
             let idx = g * group + j;
@@ -164,6 +172,17 @@ fn quantize_into(
 /// their own threads straight into their part of the outputs (identical to the single-threaded
 /// result; no copy afterwards — a gigabyte KV cache made that copy cost seconds).
 pub fn quantize_rows_par(w: &[f32], rows: usize, cols: usize, fmt: Format) -> Quantized {
+    quantize_par(w, rows, cols, fmt, None)
+}
+
+/// Quantize the whole of `w` with one scale (its absolute maximum over the format's largest
+/// code): the per-tensor format of FP8 GEMMs. `scales` then holds that scale once per row.
+pub fn quantize_tensor_par(w: &[f32], rows: usize, cols: usize, fmt: Format) -> Quantized {
+    let max = w.iter().fold(0f32, |m, v| m.max(v.abs()));
+    quantize_par(w, rows, cols, fmt, Some(scale_for(max, fmt.levels())))
+}
+
+fn quantize_par(w: &[f32], rows: usize, cols: usize, fmt: Format, fixed: Option<f32>) -> Quantized {
     crate::measure::prof::timed(crate::measure::prof::Op::Quantize, || {
         assert_eq!(w.len(), rows * cols);
         let threads = std::thread::available_parallelism()
@@ -179,7 +198,7 @@ pub fn quantize_rows_par(w: &[f32], rows: usize, cols: usize, fmt: Format) -> Qu
                 .zip(q.scales.chunks_mut(per * groups))
                 .zip(q.dequant.chunks_mut(per * cols));
             for (((block, codes), scales), dequant) in parts {
-                s.spawn(move || quantize_into(block, cols, fmt, codes, scales, dequant));
+                s.spawn(move || quantize_into(block, cols, fmt, fixed, codes, scales, dequant));
             }
         });
         q

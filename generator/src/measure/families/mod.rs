@@ -12,6 +12,7 @@ pub mod attention;
 pub mod bandwidth;
 pub mod decode_attention;
 pub mod gemv;
+pub mod lowp_gemm;
 mod qgemv_layout;
 pub mod quant_gemv;
 pub mod reduction;
@@ -58,6 +59,7 @@ pub const FAMILIES: &[&Family] = &[
     &gemv::FAMILY,
     &sgemm::FAMILY,
     &tc_gemm::FAMILY,
+    &lowp_gemm::FAMILY,
     &attention::FAMILY,
     &tp_gemm::FAMILY,
     &decode_attention::FAMILY,

@@ -65,6 +65,7 @@ impl Gpu {
         let ctype = match g.c_type {
             Dtype::Bf16 => bs::cudaDataType::CUDA_R_16BF,
             Dtype::F32 => bs::cudaDataType::CUDA_R_32F,
+            other => bail!("cuBLAS gemm_ex writes BF16 or FP32, not {other:?}"),
         };
         // Column-major cuBLAS computes Cᵀ (n × m, ld n) = op(B)ᵀ · Aᵀ. Row-major A seen column-major
         // is Aᵀ (k × m, ld k). Row-major B (k × n) seen column-major is Bᵀ (n × k, ld n): no

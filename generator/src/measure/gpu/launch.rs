@@ -143,6 +143,8 @@ impl Gpu {
         let data_type = match dtype {
             Dtype::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
             Dtype::F32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            Dtype::U8 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+            Dtype::I32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_INT32,
         };
         let mut map = std::mem::MaybeUninit::<CUtensorMap>::zeroed();
         let dims: [u64; 2] = [cols as u64, rows as u64];

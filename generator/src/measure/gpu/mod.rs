@@ -18,12 +18,14 @@
 //! flush). They stay one module because cudarc must stay behind one boundary.
 
 mod blas;
+mod blaslt;
 mod compile;
 mod context;
 mod launch;
 mod memory;
 mod timing;
 
+pub use blaslt::{LtKind, LtPlan};
 pub use compile::{nvrtc_compile_only, PendingCompile};
 use memory::HostPool;
 
@@ -87,13 +89,17 @@ pub struct TensorMap(sys::CUtensorMap);
 pub enum Dtype {
     Bf16,
     F32,
+    /// One-byte codes (FP8 E4M3 or INT8): TMA copies bytes, whatever they encode.
+    U8,
+    I32,
 }
 
 impl Dtype {
     fn bytes(self) -> usize {
         match self {
+            Dtype::U8 => 1,
             Dtype::Bf16 => 2,
-            Dtype::F32 => 4,
+            Dtype::F32 | Dtype::I32 => 4,
         }
     }
 }
