@@ -37,6 +37,8 @@ pub fn datasheet_for(name: &str) -> Option<Datasheet> {
             memory_bandwidth_gbs: 3350.0,
             fp32_tflops: 67.0,
             bf16_tensor_tflops: Some(989.0),
+            // 3,958 with 2:4 sparsity, as the datasheet prints it; INT8 TOPS the same.
+            fp8_tensor_tflops: Some(1979.0),
         })
     } else if name.contains("H200") && !other_board {
         Some(Datasheet {
@@ -44,6 +46,8 @@ pub fn datasheet_for(name: &str) -> Option<Datasheet> {
             memory_bandwidth_gbs: 4800.0,
             fp32_tflops: 67.0,
             bf16_tensor_tflops: Some(989.0),
+            // 3,958 with 2:4 sparsity, as the datasheet prints it; INT8 TOPS the same.
+            fp8_tensor_tflops: Some(1979.0),
         })
     } else {
         None

@@ -46,6 +46,9 @@ pub struct Datasheet {
     pub fp32_tflops: f64,
     #[serde(default)]
     pub bf16_tensor_tflops: Option<f64>,
+    /// Dense FP8 (and INT8) tensor-core peak, TFLOP/s (TOPS).
+    #[serde(default)]
+    pub fp8_tensor_tflops: Option<f64>,
 }
 
 /// One measured (or failed) variant at one parameter set.

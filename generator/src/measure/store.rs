@@ -16,7 +16,7 @@ pub fn parse_results(path: &Path, text: &str) -> Result<ResultsFile> {
     // The common case in one pass; anything unusual goes the careful way below for its message.
     if let Ok(f) = serde_json::from_str::<ResultsFile>(text) {
         if f.schema == SCHEMA_VERSION {
-            return Ok(f);
+            return Ok(current_datasheet(f));
         }
     }
     let value: serde_json::Value = serde_json::from_str(text)
@@ -34,7 +34,19 @@ pub fn parse_results(path: &Path, text: &str) -> Result<ResultsFile> {
             path.display()
         ),
     }
-    serde_json::from_value(value).map_err(|e| anyhow!("{}: malformed results file: {e}", path.display()))
+    serde_json::from_value(value)
+        .map(current_datasheet)
+        .map_err(|e| anyhow!("{}: malformed results file: {e}", path.display()))
+}
+
+/// The datasheet peaks are the generator's table (`device::datasheet_for`), not a measurement:
+/// a file written before a peak joined the table gets it on reading, so its figures draw the
+/// same ceilings as a freshly measured one.
+fn current_datasheet(mut f: ResultsFile) -> ResultsFile {
+    if let Some(d) = super::device::datasheet_for(&f.device.name) {
+        f.device.datasheet = Some(d);
+    }
+    f
 }
 
 /// Every `*.json` under `dir`, sorted by file name. A missing directory is an empty list.

@@ -221,6 +221,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("gemv", "GEMV"),
     ("sgemm", "SGEMM (FP32 행렬 곱)"),
     ("tc_gemm", "tensor core GEMM (BF16)"),
+    ("lowp_gemm", "8-bit tensor core GEMM (FP8 · INT8)"),
     ("attention", "attention forward (BF16)"),
     ("tp_gemm", "tensor parallel GEMM shard (BF16)"),
     ("decode_attention", "decode attention"),

@@ -231,15 +231,21 @@ pub(super) fn baseline_note(c: &Ctx, base: Option<(&Record, f64)>) -> Vec<String
 /// Families that run on the tensor cores in BF16: their compute ceiling is the BF16 tensor
 /// peak and cuBLAS BF16 GEMM, not the FP32 CUDA-core peak and SGEMM.
 pub(super) fn tensor_family(family: &str) -> bool {
-    family == "tc_gemm" || family == "tp_gemm" || family == "attention"
+    family == "tc_gemm" || family == "tp_gemm" || family == "attention" || family == LOWP
 }
+
+/// The 8-bit GEMM family: its ceiling is the FP8/INT8 tensor peak, twice the BF16 one.
+const LOWP: &str = "lowp_gemm";
 
 /// The datasheet compute peak (GFLOP/s) that matches a family, with its name.
 pub(super) fn compute_peak(
     ds: &crate::measure::results::Datasheet,
     family: &str,
 ) -> Option<(f64, &'static str)> {
-    if tensor_family(family) {
+    if family == LOWP {
+        ds.fp8_tensor_tflops
+            .map(|t| (t * 1e3, "FP8/INT8 tensor peak (dense)"))
+    } else if tensor_family(family) {
         ds.bf16_tensor_tflops.map(|t| (t * 1e3, "BF16 tensor peak"))
     } else {
         Some((ds.fp32_tflops * 1e3, "FP32 peak"))
