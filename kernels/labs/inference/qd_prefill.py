@@ -11,6 +11,7 @@ query heads), BF16. TTFT = the forward pass of the whole prompt and the LM head 
 token, eager (at this size launches are noise).
 """
 
+import labkit
 import torch
 import torch.nn.functional as F
 
@@ -40,11 +41,33 @@ def fp8_linear(x, w):
                             out_dtype=torch.bfloat16)
 
 
-def rope_all(x, t, s, device):
-    """RoPE on [T, heads, 128] at positions 0 .. T−1 (complex products of pairs)."""
+def gemm_error(w8, s, seed, t, device):
+    """The W8A8 check: the largest ‖y − ŷ‖/‖ŷ‖ over layer 0's four projections, y from
+    fp8_linear on random BF16 activations [t, k], ŷ = FP32 products of the same per-token E4M3
+    codes × scales and the dequantized weight. Per GEMM and not through the model: a whole-model
+    reference quantizes its own (FP32) activations, and wherever BF16 rounding moved a value
+    across an E4M3 rounding boundary it picks the neighbouring code, 12.5% apart; through even
+    one random layer those flips move the logits by several percent, as much as a bug would."""
+    g = torch.Generator(device=device)
+    g.manual_seed(seed)
+    err = 0.0
+    for name, w in w8[0].items():
+        x = torch.randn(t, w[0].shape[1], generator=g, device=device).to(torch.bfloat16)
+        x_hat = qz.dequantize(*qz.quantize(x.float(), FP8), x.shape)
+        want = x_hat @ ref.weight(s, "fp8", seed, 0, name, device).t()
+        err = max(err, labkit.rel_error(fp8_linear(x, w).float(), want))
+    return err
+
+
+def rope_table(t, s, device):
+    """cos + i·sin of RoPE's frequencies at positions 0 .. T−1: [T, 1, 64]."""
     inv = s.theta ** (-torch.arange(0, s.head_dim, 2, dtype=torch.float64) / s.head_dim)
     ang = torch.arange(t, dtype=torch.float64)[:, None] * inv
-    rot = torch.polar(torch.ones_like(ang), ang).to(torch.complex64).to(device)[:, None]
+    return torch.polar(torch.ones_like(ang), ang).to(torch.complex64).to(device)[:, None]
+
+
+def rope_all(x, rot):
+    """RoPE on [T, heads, 128] (complex products of pairs)."""
     xc = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
     return torch.view_as_real(xc * rot).flatten(-2).to(torch.bfloat16)
 
@@ -54,12 +77,12 @@ def prefill(s, layers, linear, tokens, embed, lm_head):
     """Logits [1, vocab] of the last prompt token; `linear(x, w)` is the GEMM route."""
     t, dev = tokens.shape[0], tokens.device
     nq, nkv, g = s.hq * s.head_dim, s.hkv * s.head_dim, s.hq // s.hkv
-    x = embed[tokens]
+    x, rot = embed[tokens], rope_table(t, s, dev)
     ones = torch.ones(s.hidden, device=dev, dtype=torch.bfloat16)
     for w in layers:
         qkv = linear(F.rms_norm(x, (s.hidden,), ones, s.eps), w["qkv"])
-        q = rope_all(qkv[:, :nq].reshape(t, s.hq, -1), t, s, dev)
-        k = rope_all(qkv[:, nq:nq + nkv].reshape(t, s.hkv, -1), t, s, dev)
+        q = rope_all(qkv[:, :nq].reshape(t, s.hq, -1), rot)
+        k = rope_all(qkv[:, nq:nq + nkv].reshape(t, s.hkv, -1), rot)
         v = qkv[:, nq + nkv:].reshape(t, s.hkv, -1)
         k, v = (z.transpose(0, 1).repeat_interleave(g, dim=0)[None] for z in (k, v))
         o = F.scaled_dot_product_attention(q.transpose(0, 1)[None], k, v, is_causal=True)
@@ -70,16 +93,17 @@ def prefill(s, layers, linear, tokens, embed, lm_head):
 # ANCHOR_END: prefill
 
 
-def reference(s, fmt, tokens, seed, embed, lm_head):
-    """FP32 last-token logits with the same weight values (BF16, or E4M3 codes × scales) and,
-    for W8A8, the activations quantized per token and dequantized before each product."""
+def reference(s, fmt, tokens, seed, embed, lm_head, n_layers):
+    """FP32 last-token logits through the first `n_layers` layers, with the same weight values
+    (BF16, or E4M3 codes × scales) and, for W8A8, the activations quantized per token and
+    dequantized before each product."""
     t, dev = tokens.shape[0], tokens.device
     nq, nkv, g = s.hq * s.head_dim, s.hkv * s.head_dim, s.hq // s.hkv
     act = (lambda z: z) if fmt == "bf16" else (
         lambda z: qz.dequantize(*qz.quantize(z, FP8), z.shape))
     mask = torch.ones(t, t, dtype=torch.bool, device=dev).tril()
     x = embed[tokens].float()
-    for l in range(s.layers):
+    for l in range(n_layers):
         W = {n: ref.weight(s, fmt, seed, l, n, dev) for n in qw.MATRICES}
         qkv = act(ref.rms(x, s.eps)) @ W["qkv"].t()
         pos = torch.arange(t)

@@ -22,16 +22,20 @@ Prefill TTFT of one prompt (1k and 4k tokens): BF16 against W8A8 FP8 (qd_prefill
 torch._scaled_mm, cuBLASLt, row-wise scales).
 
 Verification, before anything is timed: at the smallest context and every batch, the logits of
-one step of each (weight, KV) pair against qd_reference.py, an independent FP32 step on the same
-dequantized weights and KV (tolerance DECODE_TOL). The quantized routes compute in FP32 with two
-roundings the reference lacks: Q and the attention output pass through BF16 (the attention
-kernels' contract, ≤ 2^-9 relative each) and the INT4 kernel rounds X to FP16 (2^-11); the BF16
-route rounds every activation to BF16. Over 64 residual updates these stay near 1e-2 (the
-measured rel_error is recorded); a wrong layout, scale or index gives an error of order 1, so
-5e-2 separates the two. Prefill: the last token's logits against qd_prefill.reference at 128
-tokens (for W8A8 the reference quantizes its own activations, and a value near an E4M3 rounding
-boundary may land on the neighbouring code, hence PREFILL_TOL = 1e-1). Also checked: the INT8
-and INT4 layouts entry by entry, and each format's codes round trip (quantize.RoundTrip).
+one step of each (weight, KV) pair through all 32 layers against qd_reference.py, an
+independent FP32 step on the same dequantized weights and KV. A random 32-layer stack amplifies
+any perturbation (INT4's weight noise alone moves the logits by about 100%: metric err_vs_bf16,
+a measure of the random model's sensitivity, not of quality — quant_accuracy.py measures that),
+so the tolerance follows the roundings each route has and the reference lacks. Quantized routes
+compute in FP32 apart from Q and the attention output in BF16 (the attention kernels' contract,
+2^-9 relative) and X rounded to FP16 in the INT4 kernel (2^-11): DECODE_TOL 5e-2. The BF16
+route rounds every activation to BF16, 64 times along the residual stream: 1e-1. A wrong layout,
+scale, pointer or split merge gives an error of order 1. Prefill, BF16: the last token's
+logits through the first two layers (deeper, the amplification again) against
+qd_prefill.reference at 128 tokens, 5e-2 (BF16 activations, as above). W8A8: each of layer 0's
+four GEMMs against FP32 products of the same codes (qd_prefill.gemm_error says why per GEMM),
+1e-2 (the BF16 output rounds to 2^-9); the rest of its prefill is the BF16 route's code. Also checked: the INT8 and INT4
+layouts entry by entry, and each format's codes round trip (quantize.RoundTrip).
 
 The issue's bar, reported not asserted: batch-1 INT4 g128 TPOT ≥ 2.5× faster than BF16 and
 within 1.5× of the weight-byte floor (metrics speedup_vs_bf16 and floor_ratio).
@@ -61,11 +65,12 @@ S = qw.TINY if QUICK else qw.LLAMA3_8B
 BATCHES = (1, 4) if QUICK else (1, 8, 32)
 CTXS = (256, 512) if QUICK else (1024, 4096, 16384, 32768)
 KV_FORMATS = ("bf16", "int8", "fp8")
-KV_BUDGET = 40e9  # bytes of BF16 KV cache a combination may need
-PROMPTS = (64, 128) if QUICK else (1024, 4096)
+KV_BUDGET = 3e6 if QUICK else 40e9  # bytes of BF16 KV cache a combination may need
+PROMPTS = (32, 64) if QUICK else (1024, 4096)
 VERIFY_PROMPT = 32 if QUICK else 128
 COPY_BYTES = (16 << 20) if QUICK else (1 << 30)
-DECODE_TOL, PREFILL_TOL = 5e-2, 1e-1
+DECODE_TOL = {"bf16": 1e-1, "int8": 5e-2, "int4": 5e-2, "fp8": 5e-2}  # by weight route
+PREFILL_TOL, PREFILL_CHECK_LAYERS = {"bf16": 5e-2, "fp8": 1e-2}, 2
 TIMING = {"warmup": 1, "reps": 3} if QUICK else {}  # quick mode: the structure, not the numbers
 W_LABEL = {"bf16": "BF16 weights (cuBLAS)", "int8": "INT8/ch weights (qgemv_int8_fast)",
            "int4": "INT4 g128 weights (qgemv_int4_mma)", "fp8": "FP8/ch weights (qgemv_fp8)"}
@@ -141,7 +146,7 @@ def decode_record(w, f, b, ctx, m, kv, checked, timing, graph, bw, base_ms):
     lin_params = sum(l.n * l.k for layer in m.layers for l in layer.values()) + S.vocab * S.hidden
     flops = 2 * b * lin_params + 4 * b * S.hq * ctx * S.head_dim
     labkit.ok(f"w_{w}_kv_{f}", label, {"batch": b, "ctx": ctx}, timing, rel_error=err,
-              tolerance=DECODE_TOL, flops=flops, bytes=wb + kb, metrics=metrics,
+              tolerance=DECODE_TOL[w], flops=flops, bytes=wb + kb, metrics=metrics,
               baseline=(w, f) == ("bf16", "bf16"))
 
 
@@ -154,9 +159,9 @@ def time_combo(models, kernels, b, ctx, f, checks, bw, dev):
     for w, m in models.items():
         params, variant = {"batch": b, "ctx": ctx}, f"w_{w}_kv_{f}"
         checked = checks[w, f, b]
-        if isinstance(checked, str) or not checked[0] <= DECODE_TOL:
+        if isinstance(checked, str) or not checked[0] <= DECODE_TOL[w]:
             stage, why = checked.split(": ", 1) if isinstance(checked, str) else (
-                "verify", f"rel_error {checked[0]:.3e} at ctx {CTXS[0]} exceeds {DECODE_TOL:.0e}")
+                "verify", f"rel_error {checked[0]:.3e} at ctx {CTXS[0]} exceeds {DECODE_TOL[w]:.0e}")
             labkit.failed(variant, f"{W_LABEL[w]} + {KV_LABEL[f]}", params, stage, why)
             continue
         step = lambda: qd_model.decode_step(m, kv, tokens, rope, ws)  # noqa: E731
@@ -182,6 +187,23 @@ def skip(b, ctx):
                           f"{KV_BUDGET / 1e9:.0f} GB budget beside the weights")
 
 
+def check_prefill(f, layers, linear, shared, dev):
+    """rel_error of one prefill route (see the module docstring), or the error it raised."""
+    try:
+        if f == "fp8":
+            err = qd_prefill.gemm_error(layers, S, labkit.SEED, VERIFY_PROMPT, dev)
+        else:
+            n, emb, head = PREFILL_CHECK_LAYERS, shared["embed"], shared["lm_head"]
+            tokens = torch.randint(0, S.vocab, (VERIFY_PROMPT,), device=dev)
+            got = qd_prefill.prefill(S, layers[:n], linear, tokens, emb, head).float()
+            err = labkit.rel_error(got, qd_prefill.reference(S, f, tokens, labkit.SEED, emb,
+                                                             head, n))
+    except Exception as e:  # a route that does not run is a result: a failed one
+        err = f"{type(e).__name__}: {e}"
+    labkit.log(f"verify prefill {f}: {err}")
+    return err
+
+
 def prefill_records(models, shared, dev):
     """TTFT of one prompt per length: BF16 against W8A8 FP8, each checked at VERIFY_PROMPT."""
     emb, head = shared["embed"], shared["lm_head"]
@@ -191,24 +213,16 @@ def prefill_records(models, shared, dev):
     labels = {"bf16": "prefill, BF16 GEMMs (cuBLAS via torch.matmul)",
               "fp8": "prefill, W8A8 FP8: per-token x per-channel scales (torch._scaled_mm, cuBLASLt)"
                      + ("" if dev == "cuda" else "; CPU: FP32 products in its place")}
-    tokens = torch.randint(0, S.vocab, (VERIFY_PROMPT,), device=dev)
-    checked = {}
-    for f, (layers, linear) in routes.items():
-        try:
-            got = qd_prefill.prefill(S, layers, linear, tokens, emb, head).float()
-            checked[f] = labkit.rel_error(got, qd_prefill.reference(S, f, tokens, labkit.SEED,
-                                                                    emb, head))
-        except Exception as e:
-            checked[f] = f"launch: {type(e).__name__}: {e}"
-        labkit.log(f"verify prefill {f}: {checked[f]}")
+    checked = {f: check_prefill(f, layers, linear, shared, dev)
+               for f, (layers, linear) in routes.items()}
     lin_params = sum(l.n * l.k for layer in models["bf16"].layers for l in layer.values())
     for t in PROMPTS:
         toks, base = torch.randint(0, S.vocab, (t,), device=dev), None
         for f, (layers, linear) in routes.items():
             variant, params, err = f"prefill_{'w8a8_fp8' if f == 'fp8' else f}", {"tokens": t}, checked[f]
-            if isinstance(err, str) or not err <= PREFILL_TOL:
+            if isinstance(err, str) or not err <= PREFILL_TOL[f]:
                 stage, why = ("launch", err) if isinstance(err, str) else \
-                    ("verify", f"rel_error {err:.3e} exceeds tolerance {PREFILL_TOL:.0e}")
+                    ("verify", f"rel_error {err:.3e} exceeds tolerance {PREFILL_TOL[f]:.0e}")
                 labkit.failed(variant, labels[f], params, stage, why)
                 continue
             timing = labkit.time_torch(
@@ -219,7 +233,7 @@ def prefill_records(models, shared, dev):
             if base:
                 metrics["speedup_vs_bf16"] = base / ttft
             flops = 2 * t * lin_params + 2 * S.layers * S.hq * S.head_dim * t * t  # causal QK, PV
-            labkit.ok(variant, labels[f], params, timing, rel_error=err, tolerance=PREFILL_TOL,
+            labkit.ok(variant, labels[f], params, timing, rel_error=err, tolerance=PREFILL_TOL[f],
                       flops=flops, metrics=metrics, baseline=f == "bf16")
             labkit.log(f"prefill {f} {t} tokens: {ttft:.2f} ms")
 
