@@ -211,7 +211,8 @@ def prefill_records(models, shared, dev):
                        lambda x, w: x @ w.t()),
               "fp8": (qd_prefill.w8a8_weights(models["fp8"]), qd_prefill.fp8_linear)}
     labels = {"bf16": "prefill, BF16 GEMMs (cuBLAS via torch.matmul)",
-              "fp8": "prefill, W8A8 FP8: per-token x per-channel scales (torch._scaled_mm, cuBLASLt)"
+              "fp8": "prefill, W8A8 FP8: per-token x per-channel scales (torch._scaled_mm, "
+                     "cuBLASLt; activations quantized by torch.compile)"
                      + ("" if dev == "cuda" else "; CPU: FP32 products in its place")}
     checked = {f: check_prefill(f, layers, linear, shared, dev)
                for f, (layers, linear) in routes.items()}
