@@ -72,6 +72,7 @@ pub const PARAMS: &[Param] = &[
     p("batch_per_gpu", "GPU당 batch", ""),
     p("bucket_mb", "bucket", "MB"),
     p("w_bits", "weight", "bit"),
+    p("mib", "복사 크기", "MiB"),
     p("a_bits", "activation", "bit"),
     p("kv_bits", "KV cache", "bit"),
     Param {
@@ -268,6 +269,10 @@ pub const FAMILIES: &[(&str, &str)] = &[
     (
         "dist_sharded_matmul",
         "sharded matmul (all-gather→GEMM, GEMM→reduce-scatter)",
+    ),
+    (
+        "quant_decode",
+        "양자화 serving: 8B decode TPOT과 FP8 prefill",
     ),
     (
         "quant_accuracy",

@@ -18,6 +18,8 @@ Measured (one record per weight format × KV format × batch × context, params 
   if it did nothing but stream its bytes as fast as a copy does. floor_ratio = TPOT / floor.
   Combinations whose BF16 KV cache would exceed 40 GB are skipped (recorded as such): with all
   four weight formats resident (about 37 GB) the run fits an 80 GB H100.
+Where a step's time goes: one eager step per weight format under torch.profiler, its kernel
+time split into weight products, attention and the rest (qd_profile.py; records profile_w_*).
 Prefill TTFT of one prompt (1k and 4k tokens): BF16 against W8A8 FP8 (qd_prefill.py:
 torch._scaled_mm, cuBLASLt, row-wise scales).
 
@@ -60,6 +62,7 @@ import torch  # noqa: E402
 import qd_checks  # noqa: E402
 import qd_kernels  # noqa: E402
 import qd_model  # noqa: E402
+import qd_profile  # noqa: E402
 import qd_prefill  # noqa: E402
 import qd_reference  # noqa: E402
 import qd_weights as qw  # noqa: E402
@@ -244,6 +247,22 @@ def prefill_records(models, shared, dev):
             labkit.log(f"prefill {f} {t} tokens: {ttft:.2f} ms")
 
 
+def profiles(models, kernels, checks, dev):
+    """Kernel time by class of one eager step per weight format (batch 1, smallest context,
+    BF16 KV): where TPOT above the floor goes (qd_profile.py)."""
+    b, ctx = 1, CTXS[0]
+    kv = qd_model.KvCache(S, "bf16", b, ctx, labkit.SEED + b, dev)
+    tokens = torch.randint(0, S.vocab, (b,), device=dev)
+    rope, ws = qd_model.rope_table(S, ctx - 1, dev), kernels.workspace(b, S.hq, S.hkv, ctx, "bf16", dev)
+    for w, m in models.items():
+        checked = checks[w, "bf16", b]
+        if isinstance(checked, str) or not checked[0] <= DECODE_TOL[w]:
+            continue  # its decode record already says why
+        qd_profile.record(w, f"{W_LABEL[w]} + {KV_LABEL['bf16']}",
+                          lambda: qd_model.decode_step(m, kv, tokens, rope, ws),  # noqa: B023
+                          {"batch": b, "ctx": ctx}, checked[0], DECODE_TOL[w])
+
+
 def round_trips(dev):
     """{format: error of quantize.RoundTrip on layer 0's Q/K/V matrix} (0 when the codes are
     the format's own)."""
@@ -271,6 +290,7 @@ def main():
                 continue
             for f in KV_FORMATS:
                 time_combo(models, kernels, b, ctx, f, checks, bw, dev)
+    profiles(models, kernels, checks, dev)
     prefill_records(models, shared, dev)
     if dev == "cuda":  # the run must fit an 80 GB H100
         labkit.log(f"peak GPU memory: {torch.cuda.max_memory_allocated() / 1e9:.1f} GB")
