@@ -85,7 +85,7 @@ class KvCache:
         self.codes = torch.empty(shape, device=device, dtype=KV_DTYPE[fmt])
         self.scales = None if fmt == "bf16" else torch.empty(shape[:-1], device=device)
         g = torch.Generator(device=device)
-        g.manual_seed(seed)
+        g.manual_seed(seed % (1 << 63))  # the runner's seeds use all 64 bits
         for l in range(s.layers):  # the earlier tokens: N(0, 1) values, quantized per token
             kv = torch.randn(shape[1:], generator=g, device=device, dtype=torch.bfloat16)
             self.store(l, kv, slice(None))

@@ -75,15 +75,19 @@ def breakdown(step):
 
 def record(w, label, step, params, rel_error, tolerance):
     """Emit profile_w_<w>: the step timed eagerly, with its kernel time split by class."""
-    parts = breakdown(step)
+    variant, label = f"profile_w_{w}", f"{label}: kernel time by class (eager step, torch.profiler)"
+    try:
+        parts = breakdown(step)
+    except Exception as e:  # a profiler that does not run is a result: a failed record
+        labkit.failed(variant, label, params, "launch", f"{type(e).__name__}: {e}")
+        return
     total = sum(us for _, us in parts.values()) or 1.0
     rows = [[k, n, us, 100.0 * us / total] for k, (n, us) in parts.items()]
     timing = labkit.time_torch(step, warmup=1, reps=3) if labkit.QUICK else labkit.time_torch(step)
     metrics = {"gemv_us": parts["weights"][1], "attention_us": parts["attention"][1],
                "other_us": parts["other"][1], "other_kernels": parts["other"][0],
                "kernel_us": total}
-    labkit.ok(f"profile_w_{w}", f"{label}: kernel time by class (eager step, torch.profiler)",
-              params, timing, rel_error=rel_error, tolerance=tolerance, metrics=metrics,
+    labkit.ok(variant, label, params, timing, rel_error=rel_error, tolerance=tolerance, metrics=metrics,
               tables={"kernels": {"columns": ["class", "kernels", "total_us", "share_pct"],
                                   "rows": rows}})
     labkit.log(f"profile {w}: " + ", ".join(f"{k} {n} kernels {us:.0f} us" for k, (n, us)

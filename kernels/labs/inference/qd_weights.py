@@ -63,7 +63,8 @@ def master(s, seed, layer, name, device):
     activations stay of order one through 32 random layers)."""
     n, k = matrix_shape(s, name) if name in MATRICES else (s.vocab, s.hidden)
     g = torch.Generator(device=device)
-    g.manual_seed(seed * 1000003 + layer * 101 + (MATRICES + ("embed", "lm_head")).index(name))
+    # The runner's seeds use all 64 bits; a torch generator takes a signed 64-bit seed.
+    g.manual_seed((seed * 1000003 + layer * 101 + (MATRICES + ("embed", "lm_head")).index(name)) % (1 << 63))
     w = torch.randn(n, k, generator=g, device=device, dtype=torch.float32)
     return (w * k ** -0.5).to(torch.bfloat16)
 
