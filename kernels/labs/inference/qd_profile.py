@@ -17,8 +17,9 @@ are the CPU operators, which exercises the same code.
 import labkit
 import torch
 
-WEIGHT_NAMES = ("qgemv", "gemm", "gemv", "cutlass", "xmma", "cublas", "aten::mm", "aten::addmm",
-                "aten::matmul", "aten::linear")
+# cuBLAS 13 names its GEMM kernels nvjet_*, and its split-K reductions splitKreduce_*.
+WEIGHT_NAMES = ("qgemv", "gemm", "gemv", "nvjet", "splitk", "cutlass", "xmma", "cublas", "aten::mm",
+                "aten::addmm", "aten::matmul", "aten::linear")
 ATTENTION_NAMES = ("decode_", "attention", "sdpa")
 
 
