@@ -59,6 +59,14 @@ enum Command {
     },
     /// What a ```figure block may ask for: benchmark families, views and keys.
     Figspec,
+    /// Collectives through NCCL from Rust on every visible GPU, printed as lab records (the
+    /// `dist_collectives_rust` lab runs this; see kernels/labs/distributed/nccl_rust.py).
+    #[command(hide = true)]
+    NcclBench {
+        /// Small sizes only (a smoke test).
+        #[arg(long)]
+        quick: bool,
+    },
     /// Evaluate a measured value or claim (the text between `{{` and `}}`) on every results file:
     /// `hdlc eval 'tp_gemm/cublas where proj=1, tp=8 by tflops'` or `hdlc eval 'claim a > b …'`.
     Eval {
@@ -107,6 +115,7 @@ pub fn run() -> ExitCode {
     };
     match cli.command {
         Command::Check => check(&root),
+        Command::NcclBench { quick } => nccl_bench(quick),
         Command::Figspec => {
             print!(
                 "{}",
@@ -376,6 +385,21 @@ fn bench(
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// `nccl-bench`: records on stdout, errors on stderr; the seed is the lab runner's.
+fn nccl_bench(quick: bool) -> ExitCode {
+    let seed = std::env::var("HDLC_LAB_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1234);
+    match crate::measure::collectives::bench(quick, seed, &mut std::io::stdout().lock()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("nccl-bench: {e:#}");
+            ExitCode::from(1)
         }
     }
 }

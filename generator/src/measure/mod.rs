@@ -13,6 +13,7 @@
 //! and `families` use it through plain types.
 
 pub mod cache;
+pub mod collectives;
 pub mod device;
 pub mod estimate;
 pub mod families;

@@ -270,10 +270,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
         "dist_sharded_matmul",
         "sharded matmul (all-gather→GEMM, GEMM→reduce-scatter)",
     ),
-    (
-        "quant_decode",
-        "양자화 serving: 8B decode TPOT과 FP8 prefill",
-    ),
+    ("quant_decode", "양자화 serving: 8B decode TPOT과 FP8 prefill"),
     (
         "quant_accuracy",
         "양자화 형식별 정확도 (hdlc-lab, held-out perplexity)",

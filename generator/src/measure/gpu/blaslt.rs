@@ -73,6 +73,39 @@ fn set_attr<T>(
     )
 }
 
+/// cuBLASLt's (input, output, compute, scale) types of a kind.
+fn lt_types(
+    kind: LtKind,
+) -> (
+    ls::cudaDataType,
+    ls::cudaDataType,
+    ls::cublasComputeType_t,
+    ls::cudaDataType,
+) {
+    use ls::cublasComputeType_t::{CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32I};
+    use ls::cudaDataType::{CUDA_R_16BF, CUDA_R_32F, CUDA_R_32I, CUDA_R_8F_E4M3, CUDA_R_8I};
+    match kind {
+        LtKind::Fp8 { .. } => (CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+        LtKind::Int8 => (CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I, CUDA_R_32I),
+    }
+}
+
+/// The TN transposes and, for FP8, the scale pointers (cuBLASLt's A is our Bᵀ, its B our A)
+/// and the accumulation mode.
+fn set_desc(desc: ls::cublasLtMatmulDesc_t, kind: LtKind, scales: Option<(&DevBuf, &DevBuf)>) -> Result<()> {
+    use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
+    use ls::cublasLtMatmulDescAttributes_t as A;
+    set_attr(desc, A::CUBLASLT_MATMUL_DESC_TRANSA, &CUBLAS_OP_T)?;
+    set_attr(desc, A::CUBLASLT_MATMUL_DESC_TRANSB, &CUBLAS_OP_N)?;
+    if let LtKind::Fp8 { fast_accum } = kind {
+        let (sa, sb) = scales.ok_or_else(|| anyhow!("FP8 needs its scales"))?;
+        set_attr(desc, A::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sb.ptr)?;
+        set_attr(desc, A::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sa.ptr)?;
+        set_attr(desc, A::CUBLASLT_MATMUL_DESC_FAST_ACCUM, &(fast_accum as i8))?;
+    }
+    Ok(())
+}
+
 impl Gpu {
     /// Whether the cuBLASLt library can be loaded.
     pub fn has_cublaslt(&self) -> bool {
@@ -91,24 +124,10 @@ impl Gpu {
         k: usize,
         scales: Option<(&DevBuf, &DevBuf)>,
     ) -> Result<LtPlan> {
-        use ls::cudaDataType::{CUDA_R_16BF, CUDA_R_32F, CUDA_R_32I, CUDA_R_8F_E4M3, CUDA_R_8I};
         if !self.has_cublaslt() {
             bail!("cuBLASLt library not found");
         }
-        let (input, output, compute, scale) = match kind {
-            LtKind::Fp8 { .. } => (
-                CUDA_R_8F_E4M3,
-                CUDA_R_16BF,
-                ls::cublasComputeType_t::CUBLAS_COMPUTE_32F,
-                CUDA_R_32F,
-            ),
-            LtKind::Int8 => (
-                CUDA_R_8I,
-                CUDA_R_32I,
-                ls::cublasComputeType_t::CUBLAS_COMPUTE_32I,
-                CUDA_R_32I,
-            ),
-        };
+        let (input, output, compute, scale) = lt_types(kind);
         drv(self.ctx.bind_to_thread(), "bind context")?;
         let handle = lt(
             std::panic::catch_unwind(lr::create_handle).map_err(|_| anyhow!("cuBLASLt failed to load"))?,
@@ -140,24 +159,7 @@ impl Gpu {
             n,
             k,
         };
-        use ls::cublasLtMatmulDescAttributes_t as A;
-        set_attr(
-            desc,
-            A::CUBLASLT_MATMUL_DESC_TRANSA,
-            &cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_T,
-        )?;
-        set_attr(
-            desc,
-            A::CUBLASLT_MATMUL_DESC_TRANSB,
-            &cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N,
-        )?;
-        if let LtKind::Fp8 { fast_accum } = kind {
-            let (sa, sb) = scales.ok_or_else(|| anyhow!("FP8 needs its scales"))?;
-            // cuBLASLt's A is our Bᵀ, its B our A.
-            set_attr(desc, A::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sb.ptr)?;
-            set_attr(desc, A::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sa.ptr)?;
-            set_attr(desc, A::CUBLASLT_MATMUL_DESC_FAST_ACCUM, &(fast_accum as i8))?;
-        }
+        set_desc(desc, kind, scales)?;
         plan.algo = self.lt_algo(&plan)?;
         Ok(plan)
     }

@@ -23,6 +23,7 @@ mod compile;
 mod context;
 mod launch;
 mod memory;
+pub mod nccl;
 mod timing;
 
 pub use blaslt::{LtKind, LtPlan};

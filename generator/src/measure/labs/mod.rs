@@ -173,7 +173,12 @@ pub(crate) fn lab_env(root: &Path, seed: u64) -> Vec<(String, String)> {
             path = format!("{path}:{old}");
         }
     }
+    // Labs that start the harness itself (nccl_rust.py) find this very binary.
+    let bin = std::env::current_exe()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
     [
+        ("HDLC_BIN", bin),
         ("PYTHONPATH", path),
         ("PYTHONUNBUFFERED", "1".into()),
         ("PYTHONDONTWRITEBYTECODE", "1".into()),
