@@ -23,9 +23,9 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-import labkit  # noqa: E402
-
+# No labkit here: it moves file descriptor 1 to standard error for the Python prints of a lab,
+# and this file's records come from the child, which must inherit the real standard output.
+QUICK = os.environ.get("HDLC_LAB_QUICK") == "1"
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 
@@ -56,12 +56,10 @@ def main():
     d = nccl_dir()
     if d:
         env["LD_LIBRARY_PATH"] = d + os.pathsep + env.get("LD_LIBRARY_PATH", "")
-        labkit.log(f"nccl_rust: NCCL from {d}")
-    args = [hdlc_binary(), "nccl-bench"] + (["--quick"] if labkit.QUICK else [])
-    # The child's records go straight to the real standard output (labkit sends prints to
-    # standard error), its messages to standard error.
-    proc = subprocess.run(args, env=env, stdout=sys.__stdout__, stderr=sys.stderr)
-    sys.exit(proc.returncode)
+        print(f"nccl_rust: NCCL from {d}", file=sys.stderr)
+    args = [hdlc_binary(), "nccl-bench"] + (["--quick"] if QUICK else [])
+    # The child inherits standard output (its records) and standard error (its messages).
+    sys.exit(subprocess.run(args, env=env).returncode)
 
 
 if __name__ == "__main__":
