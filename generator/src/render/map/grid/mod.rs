@@ -9,13 +9,14 @@
 //!
 //! Files: this one holds the grid and its bookkeeping; `place` puts stations on nodes,
 //! `ports` chooses their ways out, `room` keeps room for names, `search` finds one path, and
-//! `embed` routes every hop in turn.
+//! `embed` routes every hop in turn, and `widen` makes room where a layout ran out of it.
 
 pub mod embed;
 pub mod place;
 mod ports;
 mod room;
 mod search;
+pub mod widen;
 
 /// Unit steps of the eight directions, clockwise from east (SVG: y grows downwards).
 pub const DIRS: [(i32, i32); 8] = [
