@@ -180,13 +180,14 @@ impl Embedder<'_> {
     }
 
     /// Tell the label room the first step of chain `c` out of each of its stations (known once
-    /// ports are assigned), so no label is reserved across it.
+    /// ports are assigned), so no label is reserved across it, and where its strands end.
     fn stubs(&mut self, c: usize) {
         let (a, b) = self.topo.chains[c].ends();
         for s in [a, b] {
             if let Some((u, d)) = self.port(c, s) {
+                let lines = self.topo.chains[c].lines.len();
+                self.room.add_strands(&self.e.grid, s, u, d, lines);
                 if let Some(v) = self.e.grid.step(u, d) {
-                    let lines = self.topo.chains[c].lines.len();
                     self.room.add_path(&self.e.grid, &[u, v], lines);
                 }
             }

@@ -8,7 +8,7 @@
 
 use super::{Grid, DIRS};
 use crate::render::map::bucket::Buckets;
-use crate::render::map::geom::{pt, stroke_hits_rect, Pt, Rect};
+use crate::render::map::geom::{capsule_hits_rect, pt, stroke_hits_rect, Pt, Rect};
 use crate::render::map::label::{spots, Shape};
 use crate::render::map::{CLEAR, LINE_W, PITCH};
 
@@ -34,6 +34,8 @@ pub struct Room {
     marker_index: Buckets,
     /// Reserved label per station: (shape index, box).
     pub labels: Vec<Option<(usize, Rect)>>,
+    /// Marks each reserved label left on the grid ([`HARD`] or 1).
+    weight: Vec<u8>,
     label_index: Buckets,
 }
 
@@ -53,6 +55,7 @@ impl Room {
             markers: vec![None; stations],
             marker_index: Buckets::new(area, 64.0),
             labels: vec![None; stations],
+            weight: vec![0; stations],
             label_index: Buckets::new(area, 64.0),
         }
     }
@@ -87,6 +90,25 @@ impl Room {
         }
     }
 
+    /// Chain of `lines` lines leaving station `s` from node `v` in direction `d`: its strands
+    /// end beside the node, one pitch apart across the direction, and the drawn marker covers
+    /// every strand end, so the marker kept here grows to cover them too (a wide bundle makes
+    /// a large marker, and a name kept beside the small one would touch the drawn one).
+    pub fn add_strands(&mut self, g: &Grid, s: usize, v: usize, d: usize, lines: usize) {
+        let Some(m) = self.markers[s] else { return };
+        let (dx, dy) = (DIRS[d].0 as f64, DIRS[d].1 as f64);
+        let len = (dx * dx + dy * dy).sqrt();
+        let half = (lines.max(1) - 1) as f64 * PITCH / 2.0;
+        let (ox, oy) = (-dy / len * half, dx / len * half);
+        let p = self.at(g, v);
+        let ends = Rect::new(p.x - ox, p.y - oy, p.x + ox, p.y + oy).inflate(MARKER_R);
+        let grown = m.union(&ends);
+        if grown != m {
+            self.markers[s] = Some(grown);
+            self.marker_index.insert(&grown, s);
+        }
+    }
+
     /// Does box `r` touch a stroke, a marker or another station's label?
     pub fn blocked(&self, r: &Rect, own: usize) -> bool {
         let g = r.inflate(CLEAR);
@@ -96,8 +118,10 @@ impl Room {
                 s != own && self.labels[s].is_some_and(|l| l.1.overlaps(&g))
             })
             || self.seg_index.any(&g, |i| {
+                // A bundle's strands are round-capped lines: a diagonal one leaves room off
+                // its corners that a square-cornered stroke as wide would take.
                 let (a, b, half) = self.segs[i];
-                stroke_hits_rect(a, b, 2.0 * (half - CLEAR), &g)
+                capsule_hits_rect(a, b, half - CLEAR, &g)
             })
     }
 
@@ -169,13 +193,15 @@ impl Room {
     pub fn reserve(&mut self, g: &mut Grid, s: usize, k: usize, rect: Rect, hard: bool) {
         self.labels[s] = Some((k, rect));
         self.label_index.insert(&rect, s);
-        self.mark(g, &rect, if hard { HARD } else { 1 }, true);
+        self.weight[s] = if hard { HARD } else { 1 };
+        self.mark(g, &rect, self.weight[s], true);
     }
 
-    /// Give up station `s`'s reserved box (a path had to run through it).
+    /// Give up station `s`'s reserved box (a path had to run through it), taking back the
+    /// marks it left, as many as it made.
     pub fn release(&mut self, g: &mut Grid, s: usize) {
         if let Some((_, rect)) = self.labels[s].take() {
-            self.mark(g, &rect, 1, false);
+            self.mark(g, &rect, self.weight[s], false);
         }
     }
 
