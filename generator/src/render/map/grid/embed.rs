@@ -97,6 +97,7 @@ pub fn embed(
         em.doorways(c, true);
         em.stubs(c);
     }
+    em.room.narrows(&mut em.e.grid, nodes);
     let mut first: Vec<usize> = (0..n).collect();
     first.sort_by_key(|&s| (std::cmp::Reverse(topo.chains_at[s].len()), s));
     em.label(&first, None);

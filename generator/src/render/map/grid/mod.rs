@@ -68,6 +68,9 @@ pub struct Grid {
     /// the widest bundle.
     pub room_edge: Vec<[u8; 8]>,
     pub room_fat: Vec<[u8; 8]>,
+    /// Per node and direction: the most lines a path may carry along that grid edge, where
+    /// its strands would pass close by a station's marker (`u8::MAX` elsewhere).
+    pub narrow: Vec<[u8; 8]>,
 }
 
 impl Grid {
@@ -84,6 +87,7 @@ impl Grid {
             room_node: vec![0; w * h],
             room_edge: vec![[0; 8]; w * h],
             room_fat: vec![[0; 8]; w * h],
+            narrow: vec![[u8::MAX; 8]; w * h],
         }
     }
 

@@ -5,21 +5,49 @@
 //! Why during the embedding: a station's name is wider than the gap between two grid lines, so
 //! if paths were routed first and names fitted afterwards, the dense middle of the map would
 //! leave names nowhere to go. Reserving early lets the paths go round them.
+//!
+//! The room also knows each station's marker as it will be drawn (grown by the strands that
+//! end there), so it can tell the grid which grid edges near a marker are too close for a
+//! bundle of lines to pass.
 
 use super::{Grid, DIRS};
 use crate::render::map::bucket::Buckets;
-use crate::render::map::geom::{capsule_hits_rect, pt, stroke_hits_rect, Pt, Rect};
+use crate::render::map::geom::{capsule_hits_rect, pt, seg_hits_rect, stroke_hits_rect, Pt, Rect};
 use crate::render::map::label::{spots, Shape};
-use crate::render::map::{CLEAR, LINE_W, PITCH};
+use crate::render::map::{CLEAR, LINE_W, MARKER_OUTLINE, PITCH};
 
 /// Half the space a station marker takes around its node(s), outline and clearance included.
-pub const MARKER_HALF: f64 = 8.0 + 1.25 + CLEAR;
+pub const MARKER_HALF: f64 = 8.0 + MARKER_OUTLINE + CLEAR;
 /// Radius of a marker (an interchange's; a one-line stop is smaller).
 const MARKER_R: f64 = 8.0;
 /// Marks of a reservation no path may run through.
 pub const HARD: u8 = 100;
 /// Cost of running a path through room reserved for a label.
 pub const INTRUDE: u32 = 30;
+
+/// Most lines [`Room::narrows`] counts a grid edge as able to carry past a marker.
+const MAX_PAST: u8 = 24;
+
+/// How many lines a bundle along `a`–`b` may carry, its strands a pitch apart across it,
+/// without one of them meeting `keep`.
+fn lines_past(a: Pt, b: Pt, keep: &Rect) -> u8 {
+    let (dx, dy) = (b.x - a.x, b.y - a.y);
+    let len = (dx * dx + dy * dy).sqrt();
+    let (nx, ny) = (-dy / len, dx / len);
+    let hits = |o: f64| {
+        seg_hits_rect(
+            pt(a.x + o * nx, a.y + o * ny),
+            pt(b.x + o * nx, b.y + o * ny),
+            keep,
+        )
+    };
+    (1..=MAX_PAST)
+        .find(|&k| {
+            let o = (k - 1) as f64 * PITCH / 2.0;
+            hits(o) || hits(-o)
+        })
+        .map_or(MAX_PAST, |k| k - 1)
+}
 
 /// Reserved label boxes and what they must avoid.
 pub struct Room {
@@ -106,6 +134,32 @@ impl Room {
         if grown != m {
             self.markers[s] = Some(grown);
             self.marker_index.insert(&grown, s);
+        }
+    }
+
+    /// Tell the grid how many lines each grid edge near a station may carry past its marker
+    /// (as it will be drawn: grown by every strand ending there): a wide bundle, or a line
+    /// running diagonally past the corner of a large marker, would run over it.
+    pub fn narrows(&self, g: &mut Grid, stations: &[Vec<usize>]) {
+        let c = self.cell;
+        for (s, own) in stations.iter().enumerate() {
+            let Some(m) = self.markers[s] else { continue };
+            let keep = m.inflate(MARKER_OUTLINE + LINE_W / 2.0 + CLEAR / 2.0);
+            let reach = keep.inflate(c + MAX_PAST as f64 * PITCH / 2.0);
+            let (x0, x1) = ((reach.x0 / c).floor() as i32, (reach.x1 / c).ceil() as i32);
+            let (y0, y1) = ((reach.y0 / c).floor() as i32, (reach.y1 / c).ceil() as i32);
+            let (w, h) = (g.w as i32, g.h as i32);
+            let xs = x0.max(0)..=x1.min(w - 1);
+            for v in (y0.max(0)..=y1.min(h - 1)).flat_map(|y| xs.clone().map(move |x| (y * w + x) as usize)) {
+                for d in 0..8 {
+                    let Some(u) = g.step(v, d) else { continue };
+                    if own.contains(&v) || own.contains(&u) {
+                        continue;
+                    }
+                    let k = lines_past(self.at(g, v), self.at(g, u), &keep);
+                    g.narrow[v][d] = g.narrow[v][d].min(k);
+                }
+            }
         }
     }
 
@@ -238,5 +292,22 @@ impl Room {
             .into_iter()
             .filter(|&s| self.labels[s].is_some_and(|(_, r)| self.blocked(&r, s)))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundles_pass_a_marker_only_as_wide_as_fits() {
+        // A stop's marker, as `narrows` keeps it clear.
+        let keep = Rect::new(-8.0, -8.0, 8.0, 8.0).inflate(MARKER_OUTLINE + LINE_W / 2.0 + CLEAR / 2.0);
+        // One grid step below it, along a grid line: ten strands pass, eleven would touch.
+        assert_eq!(lines_past(pt(-20.0, 40.0), pt(20.0, 40.0), &keep), 10);
+        // Diagonally past its corner: four pass, five would touch.
+        assert_eq!(lines_past(pt(40.0, 0.0), pt(0.0, 40.0), &keep), 4);
+        // Through it: none.
+        assert_eq!(lines_past(pt(-20.0, 0.0), pt(20.0, 0.0), &keep), 0);
     }
 }
