@@ -172,10 +172,12 @@ impl Room {
                 s != own && self.labels[s].is_some_and(|l| l.1.overlaps(&g))
             })
             || self.seg_index.any(&g, |i| {
-                // A bundle's strands are round-capped lines: a diagonal one leaves room off
-                // its corners that a square-cornered stroke as wide would take.
+                // Not one square-cornered stroke as wide as the bundle, which reaches its half
+                // width times √2 off a diagonal; but each strand is measured square-cornered
+                // (as `stats` does), reaching LINE_W/2 · √2 off a diagonal.
                 let (a, b, half) = self.segs[i];
-                capsule_hits_rect(a, b, half - CLEAR, &g)
+                let corner = LINE_W / 2.0 * (std::f64::consts::SQRT_2 - 1.0);
+                capsule_hits_rect(a, b, half - CLEAR + corner, &g)
             })
     }
 
