@@ -130,6 +130,39 @@ pub fn stroke_hits_rect(a: Pt, b: Pt, w: f64, r: &Rect) -> bool {
     seg_hits_rect(a, b, &g)
 }
 
+/// Does a round-capped stroke of half width `half` along `a`–`b` overlap box `r`? Exact, unlike
+/// [`stroke_hits_rect`], whose square corners reach further off a diagonal by the stroke's
+/// half width times √2 — for a wide bundle that is a label's height.
+pub fn capsule_hits_rect(a: Pt, b: Pt, half: f64, r: &Rect) -> bool {
+    if seg_hits_rect(a, b, r) {
+        return true;
+    }
+    let to_rect = |p: Pt| {
+        let dx = (r.x0 - p.x).max(p.x - r.x1).max(0.0);
+        let dy = (r.y0 - p.y).max(p.y - r.y1).max(0.0);
+        (dx * dx + dy * dy).sqrt()
+    };
+    let corners = [pt(r.x0, r.y0), pt(r.x1, r.y0), pt(r.x0, r.y1), pt(r.x1, r.y1)];
+    let d = corners
+        .iter()
+        .map(|&c| point_seg_dist(c, a, b))
+        .fold(to_rect(a).min(to_rect(b)), f64::min);
+    d < half - EPS
+}
+
+/// Distance from `p` to segment `a`–`b`.
+fn point_seg_dist(p: Pt, a: Pt, b: Pt) -> f64 {
+    let (dx, dy) = (b.x - a.x, b.y - a.y);
+    let l2 = dx * dx + dy * dy;
+    let t = if l2 < 1e-12 {
+        0.0
+    } else {
+        (((p.x - a.x) * dx + (p.y - a.y) * dy) / l2).clamp(0.0, 1.0)
+    };
+    let (qx, qy) = (a.x + t * dx - p.x, a.y + t * dy - p.y);
+    (qx * qx + qy * qy).sqrt()
+}
+
 fn cross(o: Pt, a: Pt, b: Pt) -> f64 {
     (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x)
 }
@@ -340,6 +373,16 @@ mod tests {
         assert!(seg_hits_rect(pt(0.0, 15.0), pt(30.0, 15.0), &r));
         assert!(!seg_hits_rect(pt(0.0, 5.0), pt(30.0, 5.0), &r));
         assert!(stroke_hits_rect(pt(0.0, 8.0), pt(30.0, 8.0), 5.0, &r));
+        // A diagonal passing a corner 7 off: a square-cornered stroke 12 wide reaches it, a
+        // round one does not; one 16 wide does.
+        let k = 40.0 + 7.0 * 2f64.sqrt();
+        let (a, b) = (pt(10.0, k - 10.0), pt(k - 10.0, 10.0));
+        assert!(stroke_hits_rect(a, b, 12.0, &r));
+        assert!(!capsule_hits_rect(a, b, 6.0, &r));
+        assert!(capsule_hits_rect(a, b, 8.0, &r));
+        assert!(capsule_hits_rect(pt(0.0, 15.0), pt(30.0, 15.0), 0.5, &r));
+        assert!(capsule_hits_rect(pt(0.0, 21.0), pt(30.0, 21.0), 1.5, &r));
+        assert!(!capsule_hits_rect(pt(0.0, 22.0), pt(30.0, 22.0), 1.5, &r));
         assert!(!octilinear(pt(0.0, 0.0), pt(10.0, 3.0)));
     }
 }

@@ -59,6 +59,8 @@ pub const LABEL_GAP: f64 = 3.0;
 pub const CLEAR: f64 = 2.0;
 /// Margin around the drawing.
 pub const MARGIN: f64 = 16.0;
+/// Outline around a station marker that counts as part of the marker.
+pub const MARKER_OUTLINE: f64 = 1.25;
 /// Font size of station labels, px (the SVG's text size; `stats` reports it on screen).
 pub const FONT: f64 = 12.0;
 

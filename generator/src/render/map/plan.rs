@@ -11,7 +11,8 @@
 use super::draw::{draw, Drawn};
 use super::geom::{pt, Pt, Rect};
 use super::grid::embed::{embed, Embedding, Task};
-use super::grid::place::{place, widen, Shape as PlaceShape};
+use super::grid::place::{place, Shape as PlaceShape};
+use super::grid::widen::{widen, Need};
 use super::grid::Grid;
 use super::input::Input;
 use super::label::{shapes, Placed, Scene, Shape};
@@ -162,19 +163,18 @@ fn attempt(gr: &Ground, crossing: f64, flip: bool) -> Layout {
                 crowded
             }
         };
-        for &s in &crowded {
-            hard[s] = true;
+        for need in &crowded {
+            hard[need.station] = true;
         }
         // Room next to the stations that lacked it.
-        let at: Vec<(i32, i32)> = crowded.iter().map(|&s| pos[s]).collect();
-        (w, h) = widen(&mut pos, w, h, &at);
+        (w, h) = widen(&mut pos, w, h, &crowded);
     }
     last.unwrap_or_else(|| empty(input, ATTEMPTS))
 }
 
-/// Stations that lacked room (the ends of a hop that found no path, or stations whose names
-/// found no place), and the map as drawn with them, if it could be drawn.
-type Crowded = (Vec<usize>, Option<Box<Layout>>);
+/// Where room ran out (the ends of a hop that found no path, or stations whose names found no
+/// place), and the map as drawn with them, if it could be drawn.
+type Crowded = (Vec<Need>, Option<Box<Layout>>);
 
 /// Embed, draw and label once; `Err` says where room ran out.
 fn round_of(gr: &Ground, task: &Task, pos: &[(i32, i32)]) -> Result<Layout, Crowded> {
@@ -187,7 +187,7 @@ fn round_of(gr: &Ground, task: &Task, pos: &[(i32, i32)]) -> Result<Layout, Crow
         .collect();
     let emb = embed(task, input, &nodes).map_err(|c| {
         let (a, b) = topo.chains[c].ends();
-        (vec![a, b], None)
+        ([Need::path(a), Need::path(b)].concat(), None)
     })?;
     let drawn = draw(input, topo, &emb, CELL);
     let size = (task.w, task.h);
@@ -199,7 +199,11 @@ fn round_of(gr: &Ground, task: &Task, pos: &[(i32, i32)]) -> Result<Layout, Crow
                 .enumerate()
                 .map(|(s, p)| p.unwrap_or_else(|| fallback(&drawn, s)))
                 .collect();
-            Err((failed, Some(Box::new(assemble(input, &drawn, &labels, 0, size)))))
+            let needs = failed
+                .iter()
+                .map(|&s| Need::name(&emb.grid, s, &emb.nodes[s]))
+                .collect();
+            Err((needs, Some(Box::new(assemble(input, &drawn, &labels, 0, size)))))
         }
     }
 }

@@ -10,7 +10,7 @@
 //! crossing.
 
 use super::geom::{octilinear, segments_cross, stroke_hits_rect, strokes_overlap_parallel, Pt, Rect};
-use super::{Layout, FONT, LINE_W};
+use super::{Layout, FONT, LINE_W, MARKER_OUTLINE};
 use std::fmt;
 
 /// Viewport width the map is fitted to when the bars are measured.
@@ -49,9 +49,6 @@ pub struct MapStats {
     /// Size (px) of the largest area opened at readable names.
     pub largest_area: (f64, f64),
 }
-
-/// Outline width around station markers that counts as part of the marker.
-const MARKER_OUTLINE: f64 = 1.25;
 
 /// A line's visible pieces: (a, b, hidden under a marker of a station it stops at).
 fn pieces(layout: &Layout, k: usize) -> Vec<Vec<(Pt, Pt, bool)>> {

@@ -97,6 +97,7 @@ pub fn embed(
         em.doorways(c, true);
         em.stubs(c);
     }
+    em.room.narrows(&mut em.e.grid, nodes);
     let mut first: Vec<usize> = (0..n).collect();
     first.sort_by_key(|&s| (std::cmp::Reverse(topo.chains_at[s].len()), s));
     em.label(&first, None);
@@ -180,13 +181,14 @@ impl Embedder<'_> {
     }
 
     /// Tell the label room the first step of chain `c` out of each of its stations (known once
-    /// ports are assigned), so no label is reserved across it.
+    /// ports are assigned), so no label is reserved across it, and where its strands end.
     fn stubs(&mut self, c: usize) {
         let (a, b) = self.topo.chains[c].ends();
         for s in [a, b] {
             if let Some((u, d)) = self.port(c, s) {
+                let lines = self.topo.chains[c].lines.len();
+                self.room.add_strands(&self.e.grid, s, u, d, lines);
                 if let Some(v) = self.e.grid.step(u, d) {
-                    let lines = self.topo.chains[c].lines.len();
                     self.room.add_path(&self.e.grid, &[u, v], lines);
                 }
             }

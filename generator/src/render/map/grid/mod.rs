@@ -9,13 +9,14 @@
 //!
 //! Files: this one holds the grid and its bookkeeping; `place` puts stations on nodes,
 //! `ports` chooses their ways out, `room` keeps room for names, `search` finds one path, and
-//! `embed` routes every hop in turn.
+//! `embed` routes every hop in turn, and `widen` makes room where a layout ran out of it.
 
 pub mod embed;
 pub mod place;
 mod ports;
 mod room;
 mod search;
+pub mod widen;
 
 /// Unit steps of the eight directions, clockwise from east (SVG: y grows downwards).
 pub const DIRS: [(i32, i32); 8] = [
@@ -67,6 +68,9 @@ pub struct Grid {
     /// the widest bundle.
     pub room_edge: Vec<[u8; 8]>,
     pub room_fat: Vec<[u8; 8]>,
+    /// Per node and direction: the most lines a path may carry along that grid edge, where
+    /// its strands would pass close by a station's marker (`u8::MAX` elsewhere).
+    pub narrow: Vec<[u8; 8]>,
 }
 
 impl Grid {
@@ -83,6 +87,7 @@ impl Grid {
             room_node: vec![0; w * h],
             room_edge: vec![[0; 8]; w * h],
             room_fat: vec![[0; 8]; w * h],
+            narrow: vec![[u8::MAX; 8]; w * h],
         }
     }
 

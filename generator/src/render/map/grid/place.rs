@@ -374,20 +374,3 @@ fn swap_crossed(st: &mut State, g: &Grid, taken: &mut [Option<usize>], busy: &[b
     }
     improved
 }
-
-/// Make room next to the stations at `at`: an empty column right of each and an empty row
-/// above each, everything beyond moved over. Returns the grid's new size.
-pub fn widen(pos: &mut [(i32, i32)], w: usize, h: usize, at: &[(i32, i32)]) -> (usize, usize) {
-    let mut cols: Vec<i32> = at.iter().map(|p| p.0).collect();
-    let mut rows: Vec<i32> = at.iter().map(|p| p.1).collect();
-    cols.sort_unstable();
-    cols.dedup();
-    rows.sort_unstable();
-    rows.dedup();
-    for p in pos.iter_mut() {
-        let dx = cols.iter().filter(|&&c| p.0 > c).count() as i32;
-        let dy = rows.iter().filter(|&&r| p.1 >= r).count() as i32;
-        *p = (p.0 + dx, p.1 + dy);
-    }
-    (w + cols.len(), h + rows.len())
-}

@@ -136,6 +136,13 @@ impl Run<'_> {
         if g.port[v][d].is_some() || g.port[u][opp(d)].is_some() {
             return None;
         }
+        if q.lines > u32::from(g.narrow[v][d]) {
+            // Its strands would run over a station's marker.
+            if !q.relaxed {
+                return None;
+            }
+            c += 8 * INTRUDE;
+        }
         c += if is_diag(d) { STEP_DIAG } else { STEP_HV };
         let room = if q.lines > 1 {
             g.room_fat[v][d]
