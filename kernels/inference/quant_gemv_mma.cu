@@ -20,10 +20,11 @@
 //
 // Keeping HBM busy: a block owns one tile of 16 rows and its 8 warps split K (each warp a
 // contiguous run of groups); the warps' sums meet in shared memory at the end. Each warp streams
-// its codes and scales with cp.async into its own ring of NST one-group stages in shared memory,
-// so several KB per warp are in flight without holding registers, and a lane reads back exactly
-// the 32 bytes of codes it copied (no barrier; only the scales, copied by lanes 0–15, need a
-// __syncwarp). The copies carry an L2 evict-first hint (see evict_first_policy).
+// its codes and scales — and, at one token, the X values they multiply — with cp.async into
+// its own ring of NST one-group stages in shared memory, so several KB per warp are in flight
+// without holding registers, and a lane reads back exactly the 32 bytes of codes it copied (no
+// barrier; the scales and X, copied by other lanes, need a __syncwarp). The weight copies carry
+// an L2 evict-first hint (see evict_first_policy).
 //
 // The stored layout (bytes): the 1 KB block of 16-row tile T and group j at (T · k/128 + j) ·
 // 1024; in it, lane l's 32-bit word for k-step s (16 k) at (s / 4) · 512 + l · 16 + (s mod 4) ·
@@ -88,11 +89,22 @@ __device__ __forceinline__ unsigned word_of(const uint4& v, int i)
     return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
 
+// X's share of a ring stage: the XT tokens' 128 FP32 values of each of U groups (512 bytes per
+// token and group), or nothing (XT = 0: the t4 and t16 entries read X through L1, since four
+// or sixteen tokens' X would double or multiply the ring's shared memory).
+template <int U, int XT>
+struct XSlot {
+    float4 x[U][XT][32];
+};
+template <int U>
+struct XSlot<U, 0> {
+};
+
 // One stage of a warp's ring in shared memory: for each of TW tiles and U groups, the 1 KB of
 // codes (lane l's two 16-byte pieces at l and 32 + l, as in global memory) and the 16 rows'
-// scales (group-major: [u][row]).
-template <int TW, int U>
-struct Ring {
+// scales (group-major: [u][row]); and, with XT > 0, the slice of X those groups multiply.
+template <int TW, int U, int XT>
+struct Ring : XSlot<U, XT> {
     uint4 w[TW][U][64];
     float s[TW][U][MMA_ROWS];
 };
@@ -112,6 +124,11 @@ __device__ __forceinline__ void cp_async16(void* dst, const void* src, unsigned 
     asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
                  "l"(policy));
 }
+__device__ __forceinline__ void cp_async16_keep(void* dst, const void* src)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src));
+}
 __device__ __forceinline__ void cp_async4(void* dst, const void* src)
 {
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
@@ -125,13 +142,27 @@ __device__ __forceinline__ void cp_async_wait()
 }
 
 // Start copying the codes and scales of groups j … j + U − 1 into a ring slot. Each lane copies
-// the 32 bytes of codes per group that it will read itself; lanes 0–15 copy the scales.
-template <int TW, int U>
+// the 32 bytes of codes per group that it will read itself; lanes 0–15 copy the scales; with
+// XT > 0 lane l also copies float4 l of each token's 128 X values of the group (X is read by
+// every block, so it keeps the default L2 policy). Why X goes through the ring at all: read
+// with plain loads, a group's X comes from L2 only when the warp starts on that group, and the
+// MMAs wait on it — Nsight Compute showed warps stalled on those loads half the time and DRAM
+// at under half its bandwidth at the down projection's shape. In the ring it arrives NST
+// stages early, with the codes.
+template <int TW, int U, int XT>
 __device__ __forceinline__ void issue_stage(const uint4* __restrict__ W,
-                                           const float* __restrict__ scales, int tile0, int groups,
-                                           int j, int lane, unsigned long long policy,
-                                           Ring<TW, U>& slot)
+                                           const float* __restrict__ scales,
+                                           const float* __restrict__ X, int tok0, int k,
+                                           int tile0, int groups, int j, int lane,
+                                           unsigned long long policy, Ring<TW, U, XT>& slot)
 {
+    if constexpr (XT > 0) {
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int tt = 0; tt < XT; ++tt)
+                cp_async16_keep(&slot.x[u][tt][lane], X + (size_t)(tok0 + tt) * k + 128 * (j + u) + 4 * lane);
+    }
 #pragma unroll
     for (int tw = 0; tw < TW; ++tw) {
         const uint4* blk = W + ((size_t)(tile0 + tw) * groups + j) * 64 + lane;
@@ -149,10 +180,11 @@ __device__ __forceinline__ void issue_stage(const uint4* __restrict__ W,
 }
 
 // NB n-blocks of 8 tokens per MMA column set; TOK tokens are real per pass (1, 4 or 8·NB: the
-// lanes of token columns ≥ TOK load the last real token and their sums are dropped).
-template <int NB, int TW, int U>
-__device__ __forceinline__ void compute_stage(const Ring<TW, U>& st, const float* const* xr, int j,
-                                              int lane, float (*acc)[NB][4])
+// lanes of token columns ≥ TOK load the last real token and their sums are dropped). X comes
+// from the slot (XT > 0, NB = 1: this lane's token is xt) or through L1 from xr.
+template <int NB, int TW, int U, int XT>
+__device__ __forceinline__ void compute_stage(const Ring<TW, U, XT>& st, const float* const* xr,
+                                              int xt, int j, int lane, float (*acc)[NB][4])
 {
     const int g = lane >> 2;
 #pragma unroll
@@ -169,8 +201,11 @@ __device__ __forceinline__ void compute_stage(const Ring<TW, U>& st, const float
             unsigned b[NB][2];
 #pragma unroll
             for (int nb = 0; nb < NB; ++nb) {
-                const float4 x =
-                    __ldg(reinterpret_cast<const float4*>(xr[nb] + 128 * (j + u) + 16 * s));
+                float4 x;
+                if constexpr (XT > 0)
+                    x = st.x[u][xt][4 * s + (lane & 3)];
+                else
+                    x = __ldg(reinterpret_cast<const float4*>(xr[nb] + 128 * (j + u) + 16 * s));
                 b[nb][0] = pack_half2(x.x, x.y);
                 b[nb][1] = pack_half2(x.z, x.w);
             }
@@ -201,13 +236,14 @@ __device__ __forceinline__ void int4_mma(const uint4* __restrict__ W,
                                          const float* __restrict__ X, float* __restrict__ Y,
                                          int M, int n, int k)
 {
-    constexpr int COLS = 8 * NB;
-    __shared__ Ring<TW, U> ring[S][NST];
+    constexpr int COLS = 8 * NB, XT = TOK == 1 ? 1 : 0;  // X in the ring at one token
+    __shared__ Ring<TW, U, XT> ring[S][NST];
     __shared__ float red[S][TW * MMA_ROWS][COLS];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
     const int groups = k / 128, per = groups / S, j0 = warp * per, stages = per / U;
     const int tile0 = blockIdx.x * TW;
-    Ring<TW, U>* my = ring[warp];
+    Ring<TW, U, XT>* my = ring[warp];
+    const int xt = g < TOK ? g : TOK - 1;  // this lane's token in the slot (XT > 0)
     const unsigned long long policy = evict_first_policy();
 #pragma unroll 1
     for (int m0 = 0; m0 < M; m0 += TOK) {
@@ -229,7 +265,8 @@ __device__ __forceinline__ void int4_mma(const uint4* __restrict__ W,
 #pragma unroll
         for (int i = 0; i < NST; ++i) {
             if (i < stages)
-                issue_stage<TW, U>(W, scales, tile0, groups, j0 + i * U, lane, policy, my[i]);
+                issue_stage<TW, U, XT>(W, scales, X, m0, k, tile0, groups, j0 + i * U, lane,
+                                       policy, my[i]);
             cp_async_commit();
         }
 #pragma unroll 1
@@ -237,11 +274,11 @@ __device__ __forceinline__ void int4_mma(const uint4* __restrict__ W,
             cp_async_wait<NST - 1>();
             __syncwarp();  // the scales were copied by other lanes
             const int slot = i % NST;
-            compute_stage<NB, TW, U>(my[slot], xr, j0 + i * U, lane, acc);
+            compute_stage<NB, TW, U, XT>(my[slot], xr, xt, j0 + i * U, lane, acc);
             __syncwarp();  // every lane is done with the slot before it is refilled
             if (i + NST < stages)
-                issue_stage<TW, U>(W, scales, tile0, groups, j0 + (i + NST) * U, lane, policy,
-                                   my[slot]);
+                issue_stage<TW, U, XT>(W, scales, X, m0, k, tile0, groups, j0 + (i + NST) * U,
+                                       lane, policy, my[slot]);
             cp_async_commit();
         }
         // The S warps' sums of each (row, token) meet in shared memory.
@@ -268,26 +305,30 @@ __device__ __forceinline__ void int4_mma(const uint4* __restrict__ W,
 }
 
 // Warps per block (splitting K), 16-row tiles per block, groups per ring stage, stages per
-// ring, and the blocks per SM the register allocation must allow. (Guarded so that a
-// standalone harness can compile other shapes of the same kernel; the generator uses these.)
+// ring (MMA_NST1 at one token, where X rides in the ring too, MMA_NST else), and the blocks per
+// SM the register allocation must allow. Stages: at one token, 2 deep was as fast as 3 or 4 on
+// the H200 (tools/gpu/qgemv_sweep.cu) and keeps the static shared memory at 30 KB. (Guarded so
+// that a standalone harness can compile other shapes of the same kernel; the generator uses
+// these.)
 #ifndef MMA_S
 #define MMA_S 8
 #define MMA_TW 1
 #define MMA_U 1
 #define MMA_NST 4
+#define MMA_NST1 2
 #define MMA_MIN_BLOCKS 2
 #endif
 
 // Entry points qgemv_int4_mma_t<MT>: (W codes in the layout above, scales [n][k/128], X [M][k]
 // FP32, Y [M][n] FP32, M, n, k) with M a multiple of MT, n of 16·MMA_TW and k of
 // 128·MMA_S·MMA_U; launch n / (16·MMA_TW) blocks of 32·MMA_S threads.
-#define QGEMV_MMA(MT, NB)                                                                   \
+#define QGEMV_MMA(MT, NB, NST)                                                              \
     extern "C" __global__ void __launch_bounds__(32 * MMA_S, MMA_MIN_BLOCKS)                \
         qgemv_int4_mma_t##MT(const uint4* W, const float* scales, const float* X, float* Y, \
                              int M, int n, int k)                                           \
     {                                                                                       \
-        int4_mma<NB, MT, MMA_S, MMA_TW, MMA_U, MMA_NST>(W, scales, X, Y, M, n, k);          \
+        int4_mma<NB, MT, MMA_S, MMA_TW, MMA_U, NST>(W, scales, X, Y, M, n, k);              \
     }
-QGEMV_MMA(1, 1)
-QGEMV_MMA(4, 1)
-QGEMV_MMA(16, 2)
+QGEMV_MMA(1, 1, MMA_NST1)
+QGEMV_MMA(4, 1, MMA_NST)
+QGEMV_MMA(16, 2, MMA_NST)

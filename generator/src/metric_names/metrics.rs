@@ -55,6 +55,12 @@ pub const METRICS: &[Metric] = &[
     m("output_tokens", "출력 token 수", Count("tokens"), Neither),
     m("kv_budget_tokens", "KV pool 크기", Count("tokens"), Neither),
     m("gpu_idle_pct", "GPU가 쉬는 시간 비율 (step당)", Percent, Lower),
+    m(
+        "cold_run_ms",
+        "첫 실행 시간 (graph 캡처·compile 포함)",
+        Millis,
+        Lower,
+    ),
     m("decode_step_ms", "decode step 시간 (batch 256)", Millis, Lower),
     m(
         "floor_ms",

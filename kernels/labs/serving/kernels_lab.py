@@ -6,7 +6,7 @@ checked like the snapshots (greedy tokens equal snapshot 1's on the FP32 verify 
 serves the BF16 bench workload; its record carries TTFT, TPOT and throughput, and a profiler
 table of one eager decode step (batch 16), so the reader sees where the step's time goes.
 The variants share one process, so each serves the whole workload once untimed before its
-timed run: all are measured warm (unlike the snapshot labs, which warm up on two short requests).
+timed run: all are measured warm (as the snapshot labs from s3 on are).
 Family nano_vllm_kernels; the unchanged engine is the baseline.
 """
 

@@ -41,4 +41,4 @@ def serve(model, requests, ecfg, clock):
 
 if __name__ == "__main__":
     import bench
-    bench.run(1, "s1", "s1 no cache", serve)
+    bench.run(1, "s1", "s1 no cache", serve, full_warmup=False)

@@ -57,4 +57,4 @@ def serve(model, requests, ecfg, clock):
 
 if __name__ == "__main__":
     import bench
-    bench.run(2, "s2", "s2 KV cache", serve)
+    bench.run(2, "s2", "s2 KV cache", serve, full_warmup=False)
