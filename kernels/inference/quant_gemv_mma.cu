@@ -1,5 +1,6 @@
 // quant_gemv_mma.cu — the int4 weight-only GEMV (Y[m][n] = Σ_k X[m][k] · W[n][k], W as 4-bit
-// codes with one FP32 scale per group of 128 k, as in quant_gemv.cu) on the tensor cores.
+// codes with one FP32 scale per group of 128 k, as in quant_gemv.cu) on the tensor cores, and
+// the same kernel for INT8 and FP8 codes with per-row scales (below the int4 decode).
 //
 // Why tensor cores at batch 1, where there is almost nothing to multiply: the CUDA-core int4
 // rungs spend four or five instructions per weight (unpack the nibble, make it a float,
@@ -89,6 +90,45 @@ __device__ __forceinline__ unsigned word_of(const uint4& v, int i)
     return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The same kernel for 8-bit weights (INT8 or FP8 E4M3 codes, one FP32 scale per output row).
+// The CUDA-core 8-bit rungs in quant_gemv.cu do an FMA per weight per token, so from a few
+// tokens on they are bound by FMAs, not bytes; here a code becomes an FP16 operand of the same
+// MMA, exactly (INT8 −128..127 and every E4M3 value are FP16 numbers), and the row's scale is
+// applied once, to the finished sum. Layout (repack_w8_mma in qgemv_layout.rs): the 2 KB block
+// of tile T and group j at (T · k/128 + j) · 2048; in it, lane l's 8 bytes for k-step s at
+// (s / 2) · 512 + l · 16 + (s mod 2) · 8: bytes 0–3 are row 16T + g, columns
+// 128j + 16s + 4t + 0..3, bytes 4–7 the same columns of row 16T + g + 8 — the int4 layout's
+// k order, so the B fragment (one float4 of X) is the same.
+enum { Q4 = 0, Q8 = 1, QFP8 = 2 };
+
+__device__ __forceinline__ unsigned e4m3x2_to_half2(unsigned v)
+{
+    unsigned d;  // the low byte becomes the low half
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(d) : "h"((unsigned short)v));
+    return d;
+}
+
+// Two words (rows g and g + 8, four consecutive k each) → the A fragment, in FP16.
+template <int QF>
+__device__ __forceinline__ void dequant8(unsigned w0, unsigned w1, unsigned* a)
+{
+    if constexpr (QF == Q8) {
+        // code c: byte c + 128 under 0x64 is the FP16 number 1024 + c + 128; minus 1152 is c.
+        const unsigned hi = 0x64646464u, bias = 0x64806480u, x0 = w0 ^ 0x80808080u,
+                       x1 = w1 ^ 0x80808080u;
+        a[0] = hsub2(__byte_perm(x0, hi, 0x4140), bias);
+        a[2] = hsub2(__byte_perm(x0, hi, 0x4342), bias);
+        a[1] = hsub2(__byte_perm(x1, hi, 0x4140), bias);
+        a[3] = hsub2(__byte_perm(x1, hi, 0x4342), bias);
+    } else {
+        a[0] = e4m3x2_to_half2(w0 & 0xffffu);
+        a[2] = e4m3x2_to_half2(w0 >> 16);
+        a[1] = e4m3x2_to_half2(w1 & 0xffffu);
+        a[3] = e4m3x2_to_half2(w1 >> 16);
+    }
+}
+
 // X's share of a ring stage: the XT tokens' 128 FP32 values of each of U groups (512 bytes per
 // token and group), or nothing (XT = 0: the t4 and t16 entries read X through L1, since four
 // or sixteen tokens' X would double or multiply the ring's shared memory).
@@ -101,11 +141,12 @@ struct XSlot<U, 0> {
 };
 
 // One stage of a warp's ring in shared memory: for each of TW tiles and U groups, the 1 KB of
-// codes (lane l's two 16-byte pieces at l and 32 + l, as in global memory) and the 16 rows'
-// scales (group-major: [u][row]); and, with XT > 0, the slice of X those groups multiply.
-template <int TW, int U, int XT>
+// int4 codes (lane l's two 16-byte pieces at l and 32 + l, as in global memory) or 2 KB of
+// 8-bit codes (four pieces), the 16 rows' group scales (int4 only; group-major: [u][row]); and,
+// with XT > 0, the slice of X those groups multiply.
+template <int TW, int U, int XT, int QF>
 struct Ring : XSlot<U, XT> {
-    uint4 w[TW][U][64];
+    uint4 w[TW][U][QF == Q4 ? 64 : 128];
     float s[TW][U][MMA_ROWS];
 };
 
@@ -149,13 +190,14 @@ __device__ __forceinline__ void cp_async_wait()
 // MMAs wait on it — Nsight Compute showed warps stalled on those loads half the time and DRAM
 // at under half its bandwidth at the down projection's shape. In the ring it arrives NST
 // stages early, with the codes.
-template <int TW, int U, int XT>
+template <int TW, int U, int XT, int QF>
 __device__ __forceinline__ void issue_stage(const uint4* __restrict__ W,
                                            const float* __restrict__ scales,
                                            const float* __restrict__ X, int tok0, int k,
                                            int tile0, int groups, int j, int lane,
-                                           unsigned long long policy, Ring<TW, U, XT>& slot)
+                                           unsigned long long policy, Ring<TW, U, XT, QF>& slot)
 {
+    constexpr int CH = QF == Q4 ? 64 : 128;  // 16-byte pieces per tile and group
     if constexpr (XT > 0) {
 #pragma unroll
         for (int u = 0; u < U; ++u)
@@ -165,13 +207,13 @@ __device__ __forceinline__ void issue_stage(const uint4* __restrict__ W,
     }
 #pragma unroll
     for (int tw = 0; tw < TW; ++tw) {
-        const uint4* blk = W + ((size_t)(tile0 + tw) * groups + j) * 64 + lane;
+        const uint4* blk = W + ((size_t)(tile0 + tw) * groups + j) * CH + lane;
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-            cp_async16(&slot.w[tw][u][lane], blk + 64 * u, policy);
-            cp_async16(&slot.w[tw][u][lane + 32], blk + 64 * u + 32, policy);
-        }
-        if (lane < MMA_ROWS) {
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int c = 0; c < CH / 32; ++c)
+                cp_async16(&slot.w[tw][u][lane + 32 * c], blk + CH * u + 32 * c, policy);
+        if (QF == Q4 && lane < MMA_ROWS) {
             const float* sr = scales + ((size_t)(tile0 + tw) * MMA_ROWS + lane) * groups + j;
 #pragma unroll
             for (int u = 0; u < U; ++u) cp_async4(&slot.s[tw][u][lane], sr + u);
@@ -182,9 +224,10 @@ __device__ __forceinline__ void issue_stage(const uint4* __restrict__ W,
 // NB n-blocks of 8 tokens per MMA column set; TOK tokens are real per pass (1, 4 or 8·NB: the
 // lanes of token columns ≥ TOK load the last real token and their sums are dropped). X comes
 // from the slot (XT > 0, NB = 1: this lane's token is xt) or through L1 from xr.
-template <int NB, int TW, int U, int XT>
-__device__ __forceinline__ void compute_stage(const Ring<TW, U, XT>& st, const float* const* xr,
-                                              int xt, int j, int lane, float (*acc)[NB][4])
+template <int NB, int TW, int U, int XT, int QF>
+__device__ __forceinline__ void compute_stage(const Ring<TW, U, XT, QF>& st,
+                                              const float* const* xr, int xt, int j, int lane,
+                                              float (*acc)[NB][4])
 {
     const int g = lane >> 2;
 #pragma unroll
@@ -212,7 +255,12 @@ __device__ __forceinline__ void compute_stage(const Ring<TW, U, XT>& st, const f
 #pragma unroll
             for (int tw = 0; tw < TW; ++tw) {
                 unsigned a[4];
-                dequant_a(word_of(st.w[tw][u][lane + 32 * (s / 4)], s % 4), a);
+                if constexpr (QF == Q4) {
+                    dequant_a(word_of(st.w[tw][u][lane + 32 * (s / 4)], s % 4), a);
+                } else {
+                    const uint4 v = st.w[tw][u][lane + 32 * (s / 2)];
+                    dequant8<QF>(s % 2 ? v.z : v.x, s % 2 ? v.w : v.y, a);
+                }
 #pragma unroll
                 for (int nb = 0; nb < NB; ++nb) mma_f16(c[tw][nb], a, b[nb][0], b[nb][1]);
             }
@@ -221,7 +269,9 @@ __device__ __forceinline__ void compute_stage(const Ring<TW, U, XT>& st, const f
         for (int tw = 0; tw < TW; ++tw)
 #pragma unroll
             for (int nb = 0; nb < NB; ++nb) {
-                const float s0 = st.s[tw][u][g], s1 = st.s[tw][u][g + 8];
+                // int4: the group's scale; 8-bit: the row's, applied at the end
+                const float s0 = QF == Q4 ? st.s[tw][u][g] : 1.0f;
+                const float s1 = QF == Q4 ? st.s[tw][u][g + 8] : 1.0f;
                 acc[tw][nb][0] += s0 * c[tw][nb][0];
                 acc[tw][nb][1] += s0 * c[tw][nb][1];
                 acc[tw][nb][2] += s1 * c[tw][nb][2];
@@ -230,19 +280,19 @@ __device__ __forceinline__ void compute_stage(const Ring<TW, U, XT>& st, const f
     }
 }
 
-template <int NB, int TOK, int S, int TW, int U, int NST>
-__device__ __forceinline__ void int4_mma(const uint4* __restrict__ W,
+template <int QF, int NB, int TOK, int S, int TW, int U, int NST>
+__device__ __forceinline__ void mma_gemv(const uint4* __restrict__ W,
                                          const float* __restrict__ scales,
                                          const float* __restrict__ X, float* __restrict__ Y,
                                          int M, int n, int k)
 {
     constexpr int COLS = 8 * NB, XT = TOK == 1 ? 1 : 0;  // X in the ring at one token
-    __shared__ Ring<TW, U, XT> ring[S][NST];
+    __shared__ Ring<TW, U, XT, QF> ring[S][NST];
     __shared__ float red[S][TW * MMA_ROWS][COLS];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
     const int groups = k / 128, per = groups / S, j0 = warp * per, stages = per / U;
     const int tile0 = blockIdx.x * TW;
-    Ring<TW, U, XT>* my = ring[warp];
+    Ring<TW, U, XT, QF>* my = ring[warp];
     const int xt = g < TOK ? g : TOK - 1;  // this lane's token in the slot (XT > 0)
     const unsigned long long policy = evict_first_policy();
 #pragma unroll 1
@@ -265,8 +315,8 @@ __device__ __forceinline__ void int4_mma(const uint4* __restrict__ W,
 #pragma unroll
         for (int i = 0; i < NST; ++i) {
             if (i < stages)
-                issue_stage<TW, U, XT>(W, scales, X, m0, k, tile0, groups, j0 + i * U, lane,
-                                       policy, my[i]);
+                issue_stage<TW, U, XT, QF>(W, scales, X, m0, k, tile0, groups, j0 + i * U,
+                                           lane, policy, my[i]);
             cp_async_commit();
         }
 #pragma unroll 1
@@ -274,11 +324,11 @@ __device__ __forceinline__ void int4_mma(const uint4* __restrict__ W,
             cp_async_wait<NST - 1>();
             __syncwarp();  // the scales were copied by other lanes
             const int slot = i % NST;
-            compute_stage<NB, TW, U, XT>(my[slot], xr, xt, j0 + i * U, lane, acc);
+            compute_stage<NB, TW, U, XT, QF>(my[slot], xr, xt, j0 + i * U, lane, acc);
             __syncwarp();  // every lane is done with the slot before it is refilled
             if (i + NST < stages)
-                issue_stage<TW, U, XT>(W, scales, X, m0, k, tile0, groups, j0 + (i + NST) * U,
-                                       lane, policy, my[slot]);
+                issue_stage<TW, U, XT, QF>(W, scales, X, m0, k, tile0, groups,
+                                           j0 + (i + NST) * U, lane, policy, my[slot]);
             cp_async_commit();
         }
         // The S warps' sums of each (row, token) meet in shared memory.
@@ -298,7 +348,8 @@ __device__ __forceinline__ void int4_mma(const uint4* __restrict__ W,
             float v = 0.0f;
 #pragma unroll
             for (int w = 0; w < S; ++w) v += red[w][row][tok];
-            Y[(size_t)(m0 + tok) * n + (size_t)tile0 * MMA_ROWS + row] = v;
+            const size_t r = (size_t)tile0 * MMA_ROWS + row;
+            Y[(size_t)(m0 + tok) * n + r] = QF == Q4 ? v : v * scales[r];
         }
         __syncthreads();
     }
@@ -318,17 +369,32 @@ __device__ __forceinline__ void int4_mma(const uint4* __restrict__ W,
 #define MMA_NST1 2
 #define MMA_MIN_BLOCKS 2
 #endif
+// The 8-bit entries' ring depth at every token tile: their stages are 2 KB of codes, so 2 deep
+// moves as many bytes as the int4 ring 4 deep and keeps static shared memory under 48 KB.
+#ifndef MMA_NST8
+#define MMA_NST8 2
+#endif
 
-// Entry points qgemv_int4_mma_t<MT>: (W codes in the layout above, scales [n][k/128], X [M][k]
-// FP32, Y [M][n] FP32, M, n, k) with M a multiple of MT, n of 16·MMA_TW and k of
-// 128·MMA_S·MMA_U; launch n / (16·MMA_TW) blocks of 32·MMA_S threads.
-#define QGEMV_MMA(MT, NB, NST)                                                              \
+// Entry points qgemv_<fmt>_mma_t<MT> (fmt int4, int8, fp8): (W codes in the layouts above,
+// scales [n][k/128] for int4 or [n] for 8-bit, X [M][k] FP32, Y [M][n] FP32, M, n, k) with M a
+// multiple of MT, n of 16·MMA_TW and k of 128·MMA_S·MMA_U; launch n / (16·MMA_TW) blocks of
+// 32·MMA_S threads.
+#define MMA_ARGS const uint4 *W, const float *s, const float *X, float *Y, int M, int n, int k
+template <int NB, int TOK, int NST>
+__device__ void int4_mma(MMA_ARGS) { mma_gemv<Q4, NB, TOK, MMA_S, MMA_TW, MMA_U, NST>(W, s, X, Y, M, n, k); }
+template <int NB, int TOK, int NST>
+__device__ void int8_mma(MMA_ARGS) { mma_gemv<Q8, NB, TOK, MMA_S, MMA_TW, MMA_U, NST>(W, s, X, Y, M, n, k); }
+template <int NB, int TOK, int NST>
+__device__ void fp8_mma(MMA_ARGS) { mma_gemv<QFP8, NB, TOK, MMA_S, MMA_TW, MMA_U, NST>(W, s, X, Y, M, n, k); }
+#define QGEMV_MMA(FMT, MT, NB, NST)                                                          \
     extern "C" __global__ void __launch_bounds__(32 * MMA_S, MMA_MIN_BLOCKS)                \
-        qgemv_int4_mma_t##MT(const uint4* W, const float* scales, const float* X, float* Y, \
-                             int M, int n, int k)                                           \
-    {                                                                                       \
-        int4_mma<NB, MT, MMA_S, MMA_TW, MMA_U, NST>(W, scales, X, Y, M, n, k);              \
-    }
-QGEMV_MMA(1, 1, MMA_NST1)
-QGEMV_MMA(4, 1, MMA_NST)
-QGEMV_MMA(16, 2, MMA_NST)
+        qgemv_##FMT##_mma_t##MT(MMA_ARGS) { FMT##_mma<NB, MT, NST>(W, s, X, Y, M, n, k); }
+QGEMV_MMA(int4, 1, 1, MMA_NST1)
+QGEMV_MMA(int4, 4, 1, MMA_NST)
+QGEMV_MMA(int4, 16, 2, MMA_NST)
+QGEMV_MMA(int8, 1, 1, MMA_NST8)
+QGEMV_MMA(int8, 4, 1, MMA_NST8)
+QGEMV_MMA(int8, 16, 2, MMA_NST8)
+QGEMV_MMA(fp8, 1, 1, MMA_NST8)
+QGEMV_MMA(fp8, 4, 1, MMA_NST8)
+QGEMV_MMA(fp8, 16, 2, MMA_NST8)

@@ -12,22 +12,27 @@ import qd_weights as qw
 import quantize as qz
 
 
-def int8_fast_expected(codes, r, blk, lane, e, t):
-    return codes[r, blk * 512 + 128 * e + 4 * lane + t]
-
-
-def check_int8_fast():
-    rows, cols = 3, 1024
-    codes = (torch.arange(rows * cols) * 31 % 251 - 125).to(torch.int8).reshape(rows, cols)
-    out = qw.repack_int8_fast(codes).reshape(rows, cols)
-    for r in range(rows):
-        for blk in range(cols // 512):
-            for lane in range(32):
-                for e in range(4):
-                    for t in range(4):
-                        got = out[r, blk * 512 + 16 * lane + 4 * e + t]
-                        if got != int8_fast_expected(codes, r, blk, lane, e, t):
-                            raise AssertionError(f"int8_fast layout: row {r} lane {lane} e {e} t {t}")
+def check_w8_mma():
+    """Every (row, col) byte found where quant_gemv_mma.cu's 8-bit comment puts it, exactly once
+    (each entry's id split over two byte matrices, as qgemv_layout.rs's test does)."""
+    rows, cols = 32, 256
+    ids = torch.arange(rows * cols).reshape(rows, cols)
+    lo = qw.repack_w8_mma((ids % 256).to(torch.uint8)).reshape(-1).to(torch.int64)
+    hi = qw.repack_w8_mma((ids // 256).to(torch.uint8)).reshape(-1).to(torch.int64)
+    got = lo + 256 * hi
+    at = torch.arange(got.numel())
+    block, off = at // 2048, at % 2048
+    tile, j = block // (cols // 128), block % (cols // 128)
+    lane, s = off % 512 // 16, 2 * (off // 512) + off % 16 // 8
+    h, e = off % 8 // 4, off % 4
+    row = 16 * tile + lane // 4 + 8 * h
+    col = 128 * j + 16 * s + 4 * (lane % 4) + e
+    if not torch.equal(got, row * cols + col):
+        raise AssertionError("w8_mma layout: a byte is not where the kernel reads it")
+    if not torch.equal(got.sort().values, torch.arange(rows * cols)):
+        raise AssertionError("w8_mma layout: some weights were never placed")
+    if not torch.equal(qw.unpack_w8_mma(qw.repack_w8_mma(ids % 256)), ids % 256):
+        raise AssertionError("w8_mma layout: unpack_w8_mma does not undo repack_w8_mma")
 
 
 def check_int4_mma():
@@ -55,7 +60,7 @@ def check_int4_mma():
 
 def check_layouts():
     """Raise unless both repacks are the permutations the kernels document."""
-    check_int8_fast()
+    check_w8_mma()
     check_int4_mma()
 
 

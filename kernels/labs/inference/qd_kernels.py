@@ -5,11 +5,13 @@ small extern "C" launcher below; one shared library per file, cached in /tmp, co
 parallel). Every wrapper asserts the contract its kernel's source states (dtypes, contiguity,
 divisibility) before it launches on PyTorch's current stream, so a CUDA-graph capture records it.
 
-Which rung of each family, and why (kernels/results: the fastest verified ones on the H100):
-  GEMV  int8 → qgemv_int8_fast_t*, int4 g128 → qgemv_int4_mma_t* (tensor cores), fp8 →
-        qgemv_fp8_t* (its only rung); X and Y are FP32. The token tile MT is 16, 4 or 1, the
-        largest that divides the batch (as the quant_gemv family picks it): batch 8 runs two
-        passes of t4, batch 32 two of t16.
+Which rung of each family, and why:
+  GEMV  int8 → qgemv_int8_mma_t*, int4 g128 → qgemv_int4_mma_t*, fp8 → qgemv_fp8_mma_t*: the
+        tensor-core rungs of quant_gemv_mma.cu (the CUDA-core 8-bit rungs of quant_gemv.cu do
+        an FP32 FMA per weight and token, so from batch 8 on they were several times slower
+        than BF16 cuBLAS); X and Y are FP32. The token tile MT is 16, 4 or 1, the largest that
+        divides the batch (as the quant_gemv family picks it): batch 8 runs two passes of t4,
+        batch 32 two of t16.
   attention  BF16 cache → decode_v2_bf16_g4 (decode_attention_v2.cu: tensor cores, bulk copies,
         one launch); INT8 / FP8 caches → decode_split_{int8,fp8}_g4 + decode_combine
         (decode_attention.cu's Flash-Decoding rung; v2 has no quantized cache).
@@ -29,26 +31,14 @@ import book_cuda  # noqa: E402
 
 P, I32, F32 = ctypes.c_void_p, ctypes.c_int, ctypes.c_float
 
-GEMV_C = r"""
-extern "C" int qd_gemv(int fmt, int mt, const void* W, const float* s, const float* X, float* Y,
-                       int M, int n, int k, cudaStream_t st) {
-    // fmt 1: int8_fast (4 rows per warp), 3: fp8 (2 rows per warp); one warp per rows, 256 threads
-    typedef void (*K)(const uint4*, const float*, const float*, float*, int, int, int);
-    K f = 0;
-    int rows = fmt == 1 ? 4 : 2;
-    if (fmt == 1) f = mt == 16 ? qgemv_int8_fast_t16 : mt == 4 ? qgemv_int8_fast_t4 : qgemv_int8_fast_t1;
-    if (fmt == 3) f = mt == 16 ? qgemv_fp8_t16 : mt == 4 ? qgemv_fp8_t4 : qgemv_fp8_t1;
-    if (!f) return -1;
-    long warps = n / rows, blocks = (warps * 32 + 255) / 256;
-    f<<<(unsigned)blocks, 256, 0, st>>>((const uint4*)W, s, X, Y, M, n, k);
-    return (int)cudaGetLastError();
-}
-"""
 MMA_C = r"""
-extern "C" int qd_gemv_mma(int mt, const void* W, const float* s, const float* X, float* Y,
-                           int M, int n, int k, cudaStream_t st) {
+extern "C" int qd_gemv_mma(int fmt, int mt, const void* W, const float* s, const float* X,
+                           float* Y, int M, int n, int k, cudaStream_t st) {
+    // fmt 0: int4 g128, 1: int8, 2: fp8 (per-row scales)
     typedef void (*K)(const uint4*, const float*, const float*, float*, int, int, int);
-    K f = mt == 16 ? qgemv_int4_mma_t16 : mt == 4 ? qgemv_int4_mma_t4 : qgemv_int4_mma_t1;
+    K f = fmt == 0 ? (mt == 16 ? qgemv_int4_mma_t16 : mt == 4 ? qgemv_int4_mma_t4 : qgemv_int4_mma_t1)
+        : fmt == 1 ? (mt == 16 ? qgemv_int8_mma_t16 : mt == 4 ? qgemv_int8_mma_t4 : qgemv_int8_mma_t1)
+                   : (mt == 16 ? qgemv_fp8_mma_t16 : mt == 4 ? qgemv_fp8_mma_t4 : qgemv_fp8_mma_t1);
     f<<<n / (16 * MMA_TW), 32 * MMA_S, 0, st>>>((const uint4*)W, s, X, Y, M, n, k);
     return (int)cudaGetLastError();
 }
@@ -87,11 +77,10 @@ extern "C" int qd_decode_v2(const void* q, const void* k, const void* v, void* o
     return (int)cudaGetLastError();
 }
 """
-LIBS = {"gemv": ("inference/quant_gemv.cu", GEMV_C), "mma": ("inference/quant_gemv_mma.cu", MMA_C),
+LIBS = {"mma": ("inference/quant_gemv_mma.cu", MMA_C),
         "split": ("inference/decode_attention.cu", SPLIT_C),
         "v2": ("inference/decode_attention_v2.cu", V2_C)}
-ARGTYPES = {"qd_gemv": [I32, I32, P, P, P, P, I32, I32, I32, P],
-            "qd_gemv_mma": [I32, P, P, P, P, I32, I32, I32, P],
+ARGTYPES = {"qd_gemv_mma": [I32, I32, P, P, P, P, I32, I32, I32, P],
             "qd_decode_split": [I32] + [P] * 8 + [I32] * 5 + [F32, P],
             "qd_decode_v2": [P] * 7 + [I32] * 5 + [F32, P], "qd_v2_init": []}
 ROUTE = "nvcc + ctypes (triton/book_cuda.py)"
@@ -136,18 +125,17 @@ class Kernels:
             return x @ deq.t()
         assert x.dtype == torch.float32 and x.is_contiguous() and x.shape[1] == k
         assert scales.dtype == torch.float32 and scales.is_contiguous() and codes.is_contiguous()
-        assert k % 1024 == 0 and n % 16 == 0, (n, k)  # int8_fast: k % 512, n % 4; mma: k % 1024, n % 16
+        assert k % 1024 == 0 and n % 16 == 0, (n, k)  # 8 warps split k in groups of 128
+        if fmt == "int4":
+            assert codes.numel() == n * k // 2 and scales.numel() == n * k // 128
+        else:
+            assert codes.numel() == n * k and scales.numel() == n
         y = torch.empty(m, n, device=x.device, dtype=torch.float32)
         mt = token_tile(m)
         ptrs = (codes.data_ptr(), scales.data_ptr(), x.data_ptr(), y.data_ptr())
-        if fmt == "int4":
-            assert codes.numel() == n * k // 2 and scales.numel() == n * k // 128
-            err = self.libs["mma"].qd_gemv_mma(mt, *ptrs, m, n, k, book_cuda.stream())
-        else:
-            assert codes.numel() == n * k and scales.numel() == n
-            err = self.libs["gemv"].qd_gemv(1 if fmt == "int8" else 3, mt, *ptrs, m, n, k,
-                                            book_cuda.stream())
-        book_cuda.check(err, f"qgemv {fmt} t{mt}")
+        code = {"int4": 0, "int8": 1, "fp8": 2}[fmt]
+        err = self.libs["mma"].qd_gemv_mma(code, mt, *ptrs, m, n, k, book_cuda.stream())
+        book_cuda.check(err, f"qgemv {fmt}_mma t{mt}")
         return y
 
     def workspace(self, b, hq, hkv, ctx, kv_fmt, device):

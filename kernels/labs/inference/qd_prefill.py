@@ -23,8 +23,10 @@ FP8 = qz.Fmt("fp8")
 
 
 def w8a8_weights(model):
-    """(codes [n, k] E4M3, scales [1, n]) of every projection of the FP8 decode model."""
-    return [{name: (lin.codes.view(torch.float8_e4m3fn).reshape(lin.n, lin.k),
+    """(codes [n, k] E4M3, scales [1, n]) of every projection of the FP8 decode model: its codes
+    back in row order (the decode GEMV reads them in MMA-fragment order), a second copy."""
+    unpack = qw.unpack_w8_mma
+    return [{name: (unpack(lin.codes.reshape(lin.n, lin.k)).view(torch.float8_e4m3fn),
                     lin.scales.reshape(1, -1)) for name, lin in layer.items()}
             for layer in model.layers]
 

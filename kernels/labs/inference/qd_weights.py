@@ -11,11 +11,11 @@ the very same values and the reference can draw them again instead of holding a 
 Q/K/V are one fused [6144, 4096] matrix and gate/up one [28672, 4096] (as vLLM fuses them);
 the embedding and the LM head stay BF16 in every format, as GPTQ/AWQ/vLLM checkpoints keep them.
 
-The formats (quantize.py's quantizers, FP32 scales, the layouts quant_gemv*.cu read):
-  int8  per output channel, codes reordered for qgemv_int8_fast (quant_gemv.cu);
-  int4  g128 symmetric (codes ±7, stored +8 in a nibble), reordered for qgemv_int4_mma
-        (quant_gemv_mma.cu), scales [n][k/128];
-  fp8   E4M3 per output channel, row-major codes for qgemv_fp8 (quant_gemv.cu).
+The formats (quantize.py's quantizers, FP32 scales, the layouts quant_gemv_mma.cu reads):
+  int8  per output channel, codes reordered for qgemv_int8_mma;
+  int4  g128 symmetric (codes ±7, stored +8 in a nibble), reordered for qgemv_int4_mma,
+        scales [n][k/128];
+  fp8   E4M3 per output channel, codes reordered for qgemv_fp8_mma.
 """
 
 from dataclasses import dataclass
@@ -83,13 +83,6 @@ def dequantize(codes, scales):
 
 
 # ANCHOR: layouts
-def repack_int8_fast(codes):
-    """int8 codes [n, k] → qgemv_int8_fast's order: in each 512-column block of a row, byte t
-    of word e of lane l holds column 128e + 4l + t (so a warp's X loads are coalesced)."""
-    n, k = codes.shape
-    return codes.reshape(n, k // 512, 4, 32, 4).permute(0, 1, 3, 2, 4).contiguous()
-
-
 def repack_int4_mma(nibbles):
     """int4 stored codes (0..15) [n, k] → qgemv_int4_mma's bytes: the 1 KB block of 16-row tile
     T and group j at (T·k/128 + j)·1024; in it lane l = 4g + t's word for k-step s at
@@ -99,16 +92,34 @@ def repack_int4_mma(nibbles):
     x = nibbles.reshape(n // 16, 2, 8, k // 128, 2, 4, 4, 2, 2)  # T h g j sh sl t b c
     x = x.permute(0, 3, 4, 2, 6, 5, 8, 7, 1)  # T j sh g t sl c b h
     return (x[..., 0] | (x[..., 1] << 4)).contiguous().reshape(n, k // 2)
+
+
+def repack_w8_mma(codes):
+    """8-bit codes as bytes [n, k] → the 8-bit MMA entries' order: the 2 KB block of 16-row tile
+    T and group j at (T·k/128 + j)·2048; in it lane l = 4g + t's 8 bytes for k-step s at
+    (s/2)·512 + 16l + (s%2)·8, bytes 4h + e holding row 16T + g + 8h, column 128j + 16s + 4t + e:
+    two words of one mma.m16n8k16 A fragment."""
+    n, k = codes.shape
+    x = codes.reshape(n // 16, 2, 8, k // 128, 4, 2, 4, 4)  # T h g j sh sl t e
+    return x.permute(0, 3, 4, 2, 6, 5, 1, 7).contiguous().reshape(n, k)
+
+
+def unpack_w8_mma(packed):
+    """The inverse of repack_w8_mma: the row-major [n, k] codes (W8A8 prefill multiplies them
+    with cuBLASLt, which reads rows)."""
+    n, k = packed.shape
+    x = packed.reshape(n // 16, k // 128, 4, 8, 4, 2, 2, 4)  # T j sh g t sl h e
+    return x.permute(0, 6, 3, 1, 2, 5, 4, 7).contiguous().reshape(n, k)
 # ANCHOR_END: layouts
 
 
 def kernel_layout(codes, scales, fmt):
     """The (codes, scales) tensors the book's GEMV kernel of `fmt` reads."""
     if fmt == "int8":
-        return repack_int8_fast(codes.to(torch.int8)).view(torch.uint8), scales.reshape(-1)
+        return repack_w8_mma(codes.to(torch.int8).view(torch.uint8)), scales.reshape(-1)
     if fmt == "int4":
         return repack_int4_mma((codes + 8).to(torch.uint8)), scales.contiguous()
-    return codes.to(torch.float8_e4m3fn).view(torch.uint8).contiguous(), scales.reshape(-1)
+    return repack_w8_mma(codes.to(torch.float8_e4m3fn).view(torch.uint8)), scales.reshape(-1)
 
 
 def stored_bytes(t):

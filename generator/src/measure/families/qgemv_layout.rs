@@ -78,6 +78,34 @@ pub fn repack_int4_mma(codes: &[u8], rows: usize, cols: usize) -> Vec<u8> {
     out
 }
 
+/// The 8-bit codes (INT8 or FP8 E4M3, one byte each) of a `rows × cols` matrix reordered for
+/// the 8-bit entries of quant_gemv_mma.cu: the 2 KB block of 16-row tile `T` and group `j` at
+/// `(T · cols/128 + j) · 2048`; in it, lane `l`'s 8 bytes for k-step `s` at
+/// `(s / 2) · 512 + l · 16 + (s mod 2) · 8`, bytes `e` = 0..3 holding row `16T + l/4`, column
+/// `128j + 16s + 4·(l mod 4) + e`, and bytes 4..7 the same columns of row `16T + l/4 + 8`.
+pub fn repack_w8_mma(codes: &[u8], rows: usize, cols: usize) -> Vec<u8> {
+    assert!(rows.is_multiple_of(16) && cols.is_multiple_of(128) && codes.len() == rows * cols);
+    let groups = cols / 128;
+    let mut out = vec![0u8; codes.len()];
+    for tile in 0..rows / 16 {
+        for j in 0..groups {
+            let block = (tile * groups + j) * 2048;
+            for lane in 0..32 {
+                let (g, t) = (lane / 4, lane % 4);
+                for s in 0..8 {
+                    let at = block + (s / 2) * 512 + lane * 16 + (s % 2) * 8;
+                    let col = 128 * j + 16 * s + 4 * t;
+                    for (h, row) in [16 * tile + g, 16 * tile + g + 8].into_iter().enumerate() {
+                        let src = row * cols + col;
+                        out[at + 4 * h..at + 4 * h + 4].copy_from_slice(&codes[src..src + 4]);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,6 +186,31 @@ mod tests {
                 assert!(!seen[row * cols + col]);
                 seen[row * cols + col] = true;
             }
+        }
+        assert!(seen.iter().all(|&x| x));
+    }
+
+    #[test]
+    fn w8_mma_repack_puts_each_weight_in_its_fragment_slot() {
+        // Each (row, col) gets a distinct 16-bit id split over two matrices' bytes: find every
+        // one in the packed bytes, exactly once, where the kernel reads it.
+        let (rows, cols) = (32, 256);
+        let id = |r: usize, c: usize| r * cols + c;
+        let lo: Vec<u8> = (0..rows * cols).map(|i| (i % 256) as u8).collect();
+        let hi: Vec<u8> = (0..rows * cols).map(|i| (i / 256) as u8).collect();
+        let (plo, phi) = (repack_w8_mma(&lo, rows, cols), repack_w8_mma(&hi, rows, cols));
+        let mut seen = vec![false; rows * cols];
+        for at in 0..plo.len() {
+            let got = plo[at] as usize + 256 * phi[at] as usize;
+            let (block, off) = (at / 2048, at % 2048);
+            let (tile, j) = (block / (cols / 128), block % (cols / 128));
+            let (lane, s) = (off % 512 / 16, 2 * (off / 512) + off % 16 / 8);
+            let (h, e) = (off % 8 / 4, off % 4);
+            let row = 16 * tile + lane / 4 + 8 * h;
+            let col = 128 * j + 16 * s + 4 * (lane % 4) + e;
+            assert_eq!(got, id(row, col), "row {row} col {col}");
+            assert!(!seen[got]);
+            seen[got] = true;
         }
         assert!(seen.iter().all(|&x| x));
     }

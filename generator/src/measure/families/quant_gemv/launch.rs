@@ -53,7 +53,7 @@ pub(super) fn time_kernel(
     dequant: Option<&Vec<f32>>,
 ) -> Res<Timing> {
     let (gpu, m, n, k, y, wh) = (io.gpu, io.m, io.n, io.k, io.y, io.wh);
-    let (fast, mma) = (variant.ends_with("_fast"), variant == "int4_mma");
+    let (fast, mma) = (variant.ends_with("_fast"), variant.ends_with("_mma"));
     let (w, scales) = (&dev.w, &dev.scales);
     let x = gpu.alloc_f32(m * k)?;
     gpu.upload_f32(&x, io.xh)?;
@@ -97,7 +97,8 @@ pub(super) fn time_kernel(
     Ok(t)
 }
 
-/// The grid: one block per 16-row tile for `int4_mma`, else one warp per `R` (or `RF`) rows.
+/// The grid: one block per 16-row tile for the `_mma` rungs, else one warp per `R` (or `RF`)
+/// rows.
 fn launch_config(n: usize, fast: bool, mma: bool) -> Res<Launch> {
     Ok(if mma {
         // One block per 16-row tile; its warps split K and meet in shared memory.

@@ -77,12 +77,20 @@ pub fn items() -> Vec<Item> {
                     "int4_mma",
                     "int4 (g = 128) on tensor cores: LOP3 dequant into mma.sync fragments",
                 ),
+                V(
+                    "int8_mma",
+                    "int8 (per channel) on tensor cores: PRMT into FP16 mma.sync fragments",
+                ),
+                V(
+                    "fp8_mma",
+                    "FP8 E4M3 (per channel) on tensor cores: CVT e4m3x2 into mma.sync fragments",
+                ),
             ],
             &params(&[("batch", batch), ("n", QGEMV_N), ("k", QGEMV_K)]),
             ("cublas", "cuBLAS gemm_ex (BF16, FP32 accumulate)"),
         ));
     }
-    for i in out.iter_mut().filter(|i| i.variant == "int4_mma") {
+    for i in out.iter_mut().filter(|i| i.variant.ends_with("_mma")) {
         i.source_file = Some(FILE_MMA);
     }
     out
@@ -97,20 +105,20 @@ pub fn work(item: &Item) -> (f64, f64) {
         return (0.0, 2.0 * n * k * 2.0);
     }
     let w = match item.variant {
-        "int8" | "int8_fast" | "fp8" => n * k + 4.0 * n,
+        "int8" | "int8_fast" | "fp8" | "int8_mma" | "fp8_mma" => n * k + 4.0 * n,
         "int4" | "int4_fast" | "int4_mma" => n * k / 2.0 + 4.0 * n * k / 128.0,
         _ => 2.0 * n * k,
     };
     (2.0 * m * n * k, w + 2.0 * m * k + 4.0 * m * n)
 }
-/// The tensor-core rung (`int4_mma`).
+/// The tensor-core rungs (`int4_mma`, `int8_mma`, `fp8_mma`).
 const FILE_MMA: &str = SOURCES[1].path;
 const TOL: f64 = 1e-3;
 /// Output rows per warp in quant_gemv.cu (`R`).
 const ROWS_PER_WARP: usize = 2;
 /// Output rows per warp of `int4_fast` (`RF`).
 const ROWS_PER_WARP_FAST: usize = 4;
-/// `int4_mma`: rows per block (one 16-row MMA tile, `MMA_TW = 1`) and warps per block
+/// The `_mma` rungs: rows per block (one 16-row MMA tile, `MMA_TW = 1`) and warps per block
 /// (`MMA_S`, splitting K, so k must be a multiple of 128 · 8).
 const MMA_ROWS_PER_BLOCK: usize = 16;
 const MMA_WARPS: usize = 8;
@@ -153,7 +161,7 @@ fn supported(variant: &str, n: usize, k: usize) -> Res<()> {
         ));
     }
     let fast = variant.ends_with("_fast");
-    let mma = variant == "int4_mma";
+    let mma = variant.ends_with("_mma");
     if (fast || mma) && (!k.is_multiple_of(1024) || !n.is_multiple_of(MMA_ROWS_PER_BLOCK)) {
         return Err(Fail::new(
             FailStage::Unsupported,

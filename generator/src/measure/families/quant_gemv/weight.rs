@@ -2,7 +2,7 @@
 //! their quantization per format, and each variant's device layout (shared by the variants
 //! reading it).
 
-use super::super::qgemv_layout::{repack_int4_fast, repack_int4_mma, repack_int8_fast};
+use super::super::qgemv_layout::{repack_int4_fast, repack_int4_mma, repack_int8_fast, repack_w8_mma};
 use crate::measure::gpu::{DevBuf, Gpu};
 use crate::measure::harness::{Ctx, Res};
 use crate::measure::quant::{quantize_rows_par, Format, Quantized};
@@ -29,7 +29,9 @@ fn layout_slot(variant: &str) -> &'static str {
         "int4" => "qgemv_int4",
         "int4_fast" => "qgemv_int4_fast",
         "int4_mma" => "qgemv_int4_mma",
+        "int8_mma" => "qgemv_int8_mma",
         "fp8" => "qgemv_fp8",
+        "fp8_mma" => "qgemv_fp8_mma",
         _ => "qgemv_bf16",
     }
 }
@@ -54,9 +56,9 @@ pub(super) fn host(ctx: &mut Ctx, key: &str, n: usize, k: usize) -> Res<Rc<HostW
 /// The weight format a variant reads (`None`: BF16).
 pub(super) fn format(variant: &str) -> Option<Format> {
     match variant {
-        "int8" | "int8_fast" => Some(Format::Int8),
+        "int8" | "int8_fast" | "int8_mma" => Some(Format::Int8),
         "int4" | "int4_fast" | "int4_mma" => Some(Format::Int4),
-        "fp8" => Some(Format::Fp8),
+        "fp8" | "fp8_mma" => Some(Format::Fp8),
         _ => None,
     }
 }
@@ -108,6 +110,7 @@ fn upload(
         "int4_fast" => gpu.upload_bytes(&w, &repack_int4_fast(&q.codes, n, k))?,
         "int4_mma" => gpu.upload_bytes(&w, &repack_int4_mma(&q.codes, n, k))?,
         "int8_fast" => gpu.upload_bytes(&w, &repack_int8_fast(&q.codes, n, k))?,
+        "int8_mma" | "fp8_mma" => gpu.upload_bytes(&w, &repack_w8_mma(&q.codes, n, k))?,
         _ => gpu.upload_bytes(&w, &q.codes)?,
     }
     gpu.upload_f32(&s, &q.scales)?;
