@@ -80,8 +80,8 @@ DECODE_TOL = {"bf16": 1e-1, "int8": 5e-2, "int4": 5e-2, "fp8": 5e-2}  # by weigh
 PREFILL_TOL, PREFILL_CHECK_LAYERS = {"bf16": 5e-2, "fp8": 1e-2}, 2
 TIMING = {"warmup": 1, "reps": 3} if QUICK else {}  # quick mode: the structure, not the numbers
 PREFILL_TIMING = TIMING if QUICK else {"reps": 20}  # 30-120 ms each: more than the default 5
-W_LABEL = {"bf16": "BF16 weights (cuBLAS)", "int8": "INT8/ch weights (qgemv_int8_fast)",
-           "int4": "INT4 g128 weights (qgemv_int4_mma)", "fp8": "FP8/ch weights (qgemv_fp8)"}
+W_LABEL = {"bf16": "BF16 weights (cuBLAS)", "int8": "INT8/ch weights (qgemv_int8_mma)",
+           "int4": "INT4 g128 weights (qgemv_int4_mma)", "fp8": "FP8/ch weights (qgemv_fp8_mma)"}
 KV_LABEL = {"bf16": "BF16 KV (decode_v2_bf16)", "int8": "INT8 KV (decode_split_int8)",
             "fp8": "FP8 KV (decode_split_fp8)"}
 
