@@ -113,8 +113,8 @@ REPS = 3  # timed runs per snapshot; the record's median and p10/p90 are over th
 
 def timed_runs(serve, device, cfg, reqs, ecfg, dtype=torch.bfloat16, model=None, reps=REPS,
                full_warmup=True):
-    """Warm up, then serve the whole workload `reps` times. Returns the runs' clocks, and the
-    model; with `full_warmup` the warm-up run's clock is in `timed_runs.cold` (else None).
+    """Warm up, then serve the whole workload `reps` times. Returns the runs' clocks, the model
+    and, with `full_warmup`, the warm-up run's clock (else None).
 
     Why the warm-up is the whole workload: two short requests leave most of an engine's
     one-time work (a CUDA graph per batch bucket, Triton's compilation per shape, the caching
@@ -126,19 +126,18 @@ def timed_runs(serve, device, cfg, reqs, ecfg, dtype=torch.bfloat16, model=None,
     warm = reqs if full_warmup else [workload.Request(r.rid, r.prompt[:32], 4) for r in reqs[:2]]
     cold = Clock()
     serve(model, warm, ecfg, cold)
-    timed_runs.cold = cold if full_warmup else None
     clocks = []
     for _ in range(reps):
         clock = Clock()
         serve(model, reqs, ecfg, clock)
         clocks.append(clock)
-    return clocks, model
+    return clocks, model, (cold if full_warmup else None)
 
 
 def timed_run(serve, device, cfg, reqs, ecfg, dtype=torch.bfloat16, model=None):
     """One warm timed run (the kernels lab times its variants this way). Returns the clock."""
-    clocks, model = timed_runs(serve, device, cfg, reqs, ecfg, dtype, model, reps=1,
-                               full_warmup=False)
+    clocks, model, _ = timed_runs(serve, device, cfg, reqs, ecfg, dtype, model, reps=1,
+                                  full_warmup=False)
     return clocks[0], model
 
 
@@ -169,10 +168,10 @@ def run(rung, variant, label, serve, gpu_only=False, full_warmup=True):
                       "CUDA graphs need a CUDA GPU (the engine logic was verified eagerly)", rung=rung)
         return
     try:
-        clocks, model = timed_runs(serve, device, cfg, reqs, ecfg, full_warmup=full_warmup)
+        clocks, model, cold = timed_runs(serve, device, cfg, reqs, ecfg, full_warmup=full_warmup)
         m, timing = summarize(clocks, model.kv_bytes_per_token())
-        if timed_runs.cold is not None:  # the warm-up run: start-up work included
-            m["cold_run_ms"] = metrics(timed_runs.cold, 1)[1]
+        if cold is not None:  # the warm-up run: start-up work included
+            m["cold_run_ms"] = metrics(cold, 1)[1]
     except Exception as e:
         labkit.failed(variant, label, params, "launch", f"{type(e).__name__}: {e}", rung=rung)
         return

@@ -55,27 +55,33 @@ pub fn repack_int4_fast(codes: &[u8], rows: usize, cols: usize) -> Vec<u8> {
 pub fn repack_int4_mma(codes: &[u8], rows: usize, cols: usize) -> Vec<u8> {
     assert!(rows.is_multiple_of(16) && cols.is_multiple_of(128) && codes.len() == rows * cols / 2);
     let nibble = |r: usize, c: usize| (codes[(r * cols + c) / 2] >> (4 * (c % 2))) & 0xf;
-    let groups = cols / 128;
     let mut out = vec![0u8; codes.len()];
+    each_fragment(rows, cols, |tile, j, lane, s| {
+        let (g, t) = (lane / 4, lane % 4);
+        let mut word = 0u32;
+        for i in 0..8 {
+            let row = 16 * tile + g + 8 * (i % 2);
+            let col = 128 * j + 16 * s + 4 * t + 2 * ((i / 2) % 2) + i / 4;
+            word |= (nibble(row, col) as u32) << (4 * i);
+        }
+        let at = (tile * (cols / 128) + j) * 1024 + (s / 4) * 512 + lane * 16 + (s % 4) * 4;
+        out[at..at + 4].copy_from_slice(&word.to_le_bytes());
+    });
+    out
+}
+
+/// Every (16-row tile, 128-column group, lane, k-step) of the MMA layouts, in the order both
+/// repacks fill them: one mma.m16n8k16 A fragment's share of one lane.
+fn each_fragment(rows: usize, cols: usize, mut f: impl FnMut(usize, usize, usize, usize)) {
     for tile in 0..rows / 16 {
-        for j in 0..groups {
-            let block = (tile * groups + j) * 1024;
+        for j in 0..cols / 128 {
             for lane in 0..32 {
-                let (g, t) = (lane / 4, lane % 4);
                 for s in 0..8 {
-                    let mut word = 0u32;
-                    for i in 0..8 {
-                        let row = 16 * tile + g + 8 * (i % 2);
-                        let col = 128 * j + 16 * s + 4 * t + 2 * ((i / 2) % 2) + i / 4;
-                        word |= (nibble(row, col) as u32) << (4 * i);
-                    }
-                    let at = block + (s / 4) * 512 + lane * 16 + (s % 4) * 4;
-                    out[at..at + 4].copy_from_slice(&word.to_le_bytes());
+                    f(tile, j, lane, s);
                 }
             }
         }
     }
-    out
 }
 
 /// The 8-bit codes (INT8 or FP8 E4M3, one byte each) of a `rows × cols` matrix reordered for
@@ -85,24 +91,16 @@ pub fn repack_int4_mma(codes: &[u8], rows: usize, cols: usize) -> Vec<u8> {
 /// `128j + 16s + 4·(l mod 4) + e`, and bytes 4..7 the same columns of row `16T + l/4 + 8`.
 pub fn repack_w8_mma(codes: &[u8], rows: usize, cols: usize) -> Vec<u8> {
     assert!(rows.is_multiple_of(16) && cols.is_multiple_of(128) && codes.len() == rows * cols);
-    let groups = cols / 128;
     let mut out = vec![0u8; codes.len()];
-    for tile in 0..rows / 16 {
-        for j in 0..groups {
-            let block = (tile * groups + j) * 2048;
-            for lane in 0..32 {
-                let (g, t) = (lane / 4, lane % 4);
-                for s in 0..8 {
-                    let at = block + (s / 2) * 512 + lane * 16 + (s % 2) * 8;
-                    let col = 128 * j + 16 * s + 4 * t;
-                    for (h, row) in [16 * tile + g, 16 * tile + g + 8].into_iter().enumerate() {
-                        let src = row * cols + col;
-                        out[at + 4 * h..at + 4 * h + 4].copy_from_slice(&codes[src..src + 4]);
-                    }
-                }
-            }
+    each_fragment(rows, cols, |tile, j, lane, s| {
+        let (g, t) = (lane / 4, lane % 4);
+        let at = (tile * (cols / 128) + j) * 2048 + (s / 2) * 512 + lane * 16 + (s % 2) * 8;
+        let col = 128 * j + 16 * s + 4 * t;
+        for (h, row) in [16 * tile + g, 16 * tile + g + 8].into_iter().enumerate() {
+            let src = row * cols + col;
+            out[at + 4 * h..at + 4 * h + 4].copy_from_slice(&codes[src..src + 4]);
         }
-    }
+    });
     out
 }
 
